@@ -1,0 +1,108 @@
+// The daemon's configuration after an EVOK config.yaml (plus autogen.yaml and
+// command-line overrides) has been read, validated and given its defaults.
+
+export interface DeviceInfoConfig {
+  family: string;
+  model: string;
+  sn: number | null;
+  board_count: number;
+}
+
+export interface DeviceConfig {
+  /** Key under `devices:`, as a string (`1`, `xS51`); prefix of every circuit. */
+  name: string;
+  model: string;
+  slaveId: number;
+  /** Hz; 0 means as fast as the bus allows. */
+  scanFrequency: number;
+  scanEnabled: boolean;
+  /** Per-device device_info (EVOK rules: bus has none, or the device has its own). */
+  deviceInfo?: DeviceInfoConfig;
+}
+
+interface BusCommon {
+  name: string;
+  devices: DeviceConfig[];
+  /** Bus-level device_info (one device_info named by its model). */
+  deviceInfo?: DeviceInfoConfig;
+  /** Per-request timeout in ms. */
+  timeoutMs: number;
+  /** Extra attempts after a timed-out or corrupted reply. */
+  retries: number;
+}
+
+export interface TcpBusConfig extends BusCommon {
+  type: 'MODBUSTCP';
+  hostname: string;
+  port: number;
+}
+
+export interface RtuBusConfig extends BusCommon {
+  type: 'MODBUSRTU';
+  port: string;
+  baudrate: number;
+  parity: 'N' | 'E' | 'O';
+  stopbits: 1 | 2;
+}
+
+export interface SimulatorBusConfig extends BusCommon {
+  type: 'SIMULATOR';
+  /** Period of the simulated inputs' toggling pattern in ms; 0 = inputs stay still. */
+  toggleMs: number;
+}
+
+export type BusConfig = TcpBusConfig | RtuBusConfig | SimulatorBusConfig;
+
+export interface WebhookConfig {
+  enabled: boolean;
+  address: string;
+  deviceMask: string[];
+  complexEvents: boolean;
+}
+
+export interface MqttConfig {
+  enabled: boolean;
+  address: string;
+  port: number;
+  clientId: string;
+  username?: string;
+  password?: string;
+  keepalive: number;
+  qos: 0 | 1 | 2;
+  retain: boolean;
+  topicPrefix: string;
+  tls?: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
+  homeassistant: { enabled: boolean; discoveryPrefix: string };
+}
+
+export interface AuthToken {
+  name: string;
+  token: string;
+  scope: 'read' | 'write';
+}
+
+export interface AuthConfig {
+  tokens: AuthToken[];
+  allowAnonymous: boolean;
+  loopbackAnonymous: boolean;
+  corsOrigins: string[];
+}
+
+export interface Config {
+  /** File the configuration came from, for messages; undefined = built-in default. */
+  file?: string;
+  logging: { level: 'CRITICAL' | 'ERROR' | 'WARNING' | 'INFO' | 'DEBUG'; file?: string };
+  apis: {
+    port: number;
+    address: string;
+    websocket: { enabled: boolean; allFiltered: boolean };
+    webhook: WebhookConfig;
+    mqtt: MqttConfig;
+    auth: AuthConfig;
+  };
+  buses: BusConfig[];
+  /** Directories searched for user hw-definition YAML files (EVOK v3 format). */
+  hwDefinitionDirs: string[];
+  /** Where aliases are stored (EVOK: /var/lib/evok/alias.yaml). */
+  aliasFile: string;
+}

@@ -1,0 +1,72 @@
+import type { IncomingMessage } from 'node:http';
+import { RequestError } from '../errors.js';
+
+// Request bodies: bounded in size, parsed by content type into the plain
+// parameter objects the write path takes.
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (declared > limit) {
+    req.resume();
+    return Promise.reject(new RequestError(413, 'PayloadTooLarge', `request body over ${limit} bytes`));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        reject(new RequestError(413, 'PayloadTooLarge', `request body over ${limit} bytes`));
+        req.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+function mediaType(req: IncomingMessage): string {
+  return (req.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+/** Form fields of a `/rest` write; each key takes its first value, as EVOK does. */
+export function parseFormBody(req: IncomingMessage, body: Buffer): Record<string, unknown> {
+  const type = mediaType(req);
+  if (type === 'application/json') return parseJsonObject(body);
+  if (type !== '' && type !== 'application/x-www-form-urlencoded') {
+    throw new RequestError(415, 'UnsupportedMediaType', `content type '${type}' is not supported here; send application/x-www-form-urlencoded`);
+  }
+  const params: Record<string, unknown> = {};
+  for (const [key, value] of new URLSearchParams(body.toString('utf8'))) {
+    if (!Object.hasOwn(params, key)) params[key] = value;
+  }
+  return params;
+}
+
+/** JSON object of a `/json` write, bulk request, etc. */
+export function parseJsonObject(body: Buffer): Record<string, unknown> {
+  const value = parseJson(body);
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new RequestError(400, 'TypeError', 'request body must be a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+export function parseJson(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (error) {
+    throw new RequestError(400, 'JSONDecodeError', (error as Error).message);
+  }
+}
+
+export function checkJsonContentType(req: IncomingMessage): void {
+  const type = mediaType(req);
+  if (type !== '' && type !== 'application/json' && type !== 'text/plain') {
+    throw new RequestError(415, 'UnsupportedMediaType', `content type '${type}' is not supported here; send application/json`);
+  }
+}

@@ -1,0 +1,60 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { RequestError } from '../errors.js';
+import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
+import { sendError, sendText } from './respond.js';
+
+// The HTTP front door. Routing splits the path once and switches on its first
+// segment: no regular expressions on the request path.
+
+export interface HttpContext extends DeviceRouteContext {
+  version: string;
+}
+
+export function createHttpServer(ctx: HttpContext): Server {
+  const server = createServer((req, res) => {
+    try {
+      route(ctx, req, res);
+    } catch (error) {
+      sendError(res, error);
+    }
+  });
+  return server;
+}
+
+function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): void {
+  const segments = pathSegments(req.url ?? '/');
+  switch (segments[0]) {
+    case 'rest':
+      handleDeviceRoute(ctx, 'form', segments.slice(1), req, res);
+      return;
+    case 'json':
+      handleDeviceRoute(ctx, 'json', segments.slice(1), req, res);
+      return;
+    case 'version':
+      if (segments.length !== 1) break;
+      if (req.method !== 'GET') throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET)`);
+      sendText(res, 200, ctx.version);
+      return;
+  }
+  throw new RequestError(404, 'NotFound', `no such resource: ${req.url}`);
+}
+
+/** Decoded path segments; one trailing slash is ignored, the query string too. */
+export function pathSegments(url: string): string[] {
+  const query = url.indexOf('?');
+  const path = query < 0 ? url : url.slice(0, query);
+  const parts = path.split('/');
+  // parts[0] is the empty string before the leading slash.
+  const end = parts[parts.length - 1] === '' ? parts.length - 1 : parts.length;
+  const segments: string[] = [];
+  for (let i = 1; i < end; i++) {
+    const part = parts[i]!;
+    if (part === '') throw new RequestError(404, 'NotFound', `no such resource: ${url}`);
+    try {
+      segments.push(part.includes('%') ? decodeURIComponent(part) : part);
+    } catch {
+      throw new RequestError(400, 'BadRequest', `malformed percent-encoding in ${url}`);
+    }
+  }
+  return segments;
+}

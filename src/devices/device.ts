@@ -1,0 +1,95 @@
+import { parseFields, type FieldSpec } from './fields.js';
+
+// A device is one addressable thing of the API (`di 1_01`, `ro 2_03` …). It
+// decodes its state from the slave's register cache and keeps the JSON text of
+// that state ready, so a GET costs a lookup and a write of bytes.
+
+export type DeviceType =
+  | 'di'
+  | 'ro'
+  | 'do'
+  | 'ai'
+  | 'ao'
+  | 'sensor'
+  | 'led'
+  | 'watchdog'
+  | 'modbus_slave'
+  | 'owpower'
+  | 'register'
+  | 'data_point'
+  | 'owbus'
+  | 'device_info'
+  | 'run'
+  | 'nv_save';
+
+export type DeviceState = Record<string, unknown>;
+
+export abstract class Device<P extends object = object> {
+  abstract readonly type: DeviceType;
+  /** Whether changes are pushed to WebSocket, webhook and MQTT listeners. */
+  readonly eventCapable: boolean = true;
+  /** Whether an alias may be given to it (EVOK: not modbus_slave, device_info, run). */
+  readonly aliasable: boolean = true;
+  alias: string | undefined;
+  private state: DeviceState | undefined;
+  private text: string | undefined;
+
+  protected abstract readonly writeSpec: FieldSpec<P>;
+
+  constructor(readonly circuit: string) {}
+
+  /** The device's fields in EVOK's order, without `alias`. */
+  protected abstract decode(): DeviceState;
+
+  /** Perform validated writes on the hardware; resolves once the slave confirmed them. */
+  protected abstract apply(params: Partial<P>): Promise<void>;
+
+  /** EVOK's `full()` object. Do not mutate: it is shared until the next change. */
+  full(): DeviceState {
+    return (this.state ??= this.withAlias(this.decode()));
+  }
+
+  json(): string {
+    return (this.text ??= JSON.stringify(this.full()));
+  }
+
+  /** Re-decode from the cache; true when anything visible changed. */
+  refresh(): boolean {
+    const before = this.json();
+    this.state = undefined;
+    this.text = undefined;
+    return this.json() !== before;
+  }
+
+  /**
+   * Check a write completely before anything happens; the returned action then
+   * performs it. Splitting the two keeps a half-valid request from writing half.
+   */
+  prepareWrite(raw: Readonly<Record<string, unknown>>): () => Promise<void> {
+    const params = parseFields(this.writeSpec, raw);
+    return () => this.apply(params);
+  }
+
+  /**
+   * Re-decode what a write to this device may have changed. Returns true when
+   * the caller must report this device as changed; devices on a Modbus slave
+   * report their whole slave's changes themselves and return false.
+   */
+  settle(): boolean {
+    return this.refresh();
+  }
+
+  /** Why the device cannot be read now (its slave is offline), or undefined. */
+  unavailable(): string | undefined {
+    return undefined;
+  }
+
+  get writableFields(): readonly string[] {
+    return Object.keys(this.writeSpec);
+  }
+
+  private withAlias(state: DeviceState): DeviceState {
+    if (this.alias) state['alias'] = this.alias;
+    return state;
+  }
+}

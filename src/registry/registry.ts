@@ -1,0 +1,104 @@
+import type { Device, DeviceType } from '../devices/device.js';
+import { RequestError } from '../errors.js';
+import { REST_ALL_ORDER, canonicalType } from './type-names.js';
+
+// Every API device by type and circuit, their aliases, and the pre-serialised
+// body of `/rest/all`, rebuilt only after something changed.
+
+const ALIAS_PATTERN = /^[A-Za-z0-9._-]+$/;
+const ALIAS_PREFIX = 'al_';
+
+export class Registry {
+  private readonly byType = new Map<DeviceType, Map<string, Device>>();
+  private readonly aliases = new Map<string, Device>();
+  private allBody: Buffer | undefined;
+  /** Called after any alias change, to persist the table. */
+  onAliasChange: (() => void) | undefined;
+
+  add(device: Device): void {
+    let circuits = this.byType.get(device.type);
+    if (!circuits) this.byType.set(device.type, (circuits = new Map()));
+    circuits.set(device.circuit, device);
+    if (device.alias) this.aliases.set(device.alias, device);
+    this.allBody = undefined;
+  }
+
+  typeOf(name: string): DeviceType {
+    const type = canonicalType(name);
+    if (type === undefined) throw new RequestError(404, 'KeyError', `'${name}'`);
+    return type;
+  }
+
+  /** Devices of one type in registration order (empty for a known type with none). */
+  list(typeName: string): Device[] {
+    return [...(this.byType.get(this.typeOf(typeName))?.values() ?? [])];
+  }
+
+  /** `circuit` may be the circuit, an alias, or `al_<alias>`. */
+  resolve(typeName: string, circuit: string): Device {
+    const type = this.typeOf(typeName);
+    const device = this.byType.get(type)?.get(circuit) ?? this.byAlias(circuit);
+    if (!device) throw new RequestError(404, 'Exception', `Circuit or alias with name '${circuit}' not defined!`);
+    if (device.type !== type) {
+      throw new RequestError(404, 'Exception', `Invalid device circuit '${circuit}' with devtype '${typeName}'`);
+    }
+    return device;
+  }
+
+  byAlias(name: string): Device | undefined {
+    return this.aliases.get(name) ?? (name.startsWith(ALIAS_PREFIX) ? this.aliases.get(name.slice(ALIAS_PREFIX.length)) : undefined);
+  }
+
+  /** Check an alias request without applying it; returns the error text, if any. */
+  aliasProblem(device: Device, alias: unknown): string | undefined {
+    if (!device.aliasable) return `${device.type} devices cannot have an alias`;
+    if (typeof alias !== 'string') return `Invalid alias ${JSON.stringify(alias)}`;
+    if (alias === '') return undefined;
+    if (!ALIAS_PATTERN.test(alias)) return `Invalid alias ${alias}`;
+    const owner = this.aliases.get(alias);
+    if (owner && owner !== device) return `Duplicate alias ${alias}`;
+    return undefined;
+  }
+
+  /**
+   * Give `device` the alias `alias` ('' removes it). Call aliasProblem first,
+   * and settle the device afterwards so its JSON shows the alias.
+   */
+  setAlias(device: Device, alias: string): void {
+    if ((device.alias ?? '') === alias) return;
+    if (device.alias) this.aliases.delete(device.alias);
+    device.alias = alias || undefined;
+    if (alias) this.aliases.set(alias, device);
+    this.allBody = undefined;
+    this.onAliasChange?.();
+  }
+
+  aliasTable(): ReadonlyMap<string, Device> {
+    return this.aliases;
+  }
+
+  /** Drop cached listings after devices changed. */
+  invalidate(): void {
+    this.allBody = undefined;
+  }
+
+  /** Body of `GET /rest/all`, in EVOK's type order. */
+  allJson(): Buffer {
+    if (!this.allBody) {
+      const parts: string[] = [];
+      for (const type of REST_ALL_ORDER) {
+        for (const device of this.byType.get(type)?.values() ?? []) parts.push(device.json());
+      }
+      this.allBody = Buffer.from(`[${parts.join(',')}]`);
+    }
+    return this.allBody;
+  }
+
+  devices(): IterableIterator<Device> {
+    return this.iterate();
+  }
+
+  private *iterate(): IterableIterator<Device> {
+    for (const circuits of this.byType.values()) yield* circuits.values();
+  }
+}

@@ -1,0 +1,34 @@
+import type { DeviceType } from '../devices/device.js';
+
+// EVOK's type names: canonical ones, the alternate spellings its clients use in
+// URLs, bulk, WebSocket and MQTT, and the listing order of `/rest/all`.
+
+const ALTERNATES: Readonly<Record<string, DeviceType>> = {
+  digitalinput: 'di',
+  input: 'di',
+  digitaloutput: 'do',
+  output: 'do',
+  relay: 'ro',
+  analoginput: 'ai',
+  analogoutput: 'ao',
+  wd: 'watchdog',
+  temp: 'sensor',
+};
+
+export const CANONICAL_TYPES: readonly DeviceType[] = [
+  'ro', 'do', 'di', 'ai', 'ao', 'sensor', 'owbus', 'modbus_slave', 'led', 'watchdog',
+  'register', 'data_point', 'device_info', 'owpower', 'run', 'nv_save',
+];
+
+/** Order of `GET /rest/all` (no run, no nv_save). */
+export const REST_ALL_ORDER: readonly DeviceType[] = [
+  'di', 'ro', 'do', 'ai', 'ao', 'sensor', 'led', 'watchdog', 'modbus_slave', 'owpower',
+  'register', 'data_point', 'owbus', 'device_info',
+];
+
+const CANONICAL = new Set<string>(CANONICAL_TYPES);
+
+export function canonicalType(name: string): DeviceType | undefined {
+  if (CANONICAL.has(name)) return name as DeviceType;
+  return Object.hasOwn(ALTERNATES, name) ? ALTERNATES[name] : undefined;
+}

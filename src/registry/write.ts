@@ -1,0 +1,48 @@
+import type { Device, DeviceState } from '../devices/device.js';
+import { ValidationError } from '../devices/fields.js';
+import { RequestError } from '../errors.js';
+import { ModbusError, type ModbusErrorKind } from '../modbus/errors.js';
+import type { ChangeFeed } from './feed.js';
+import type { Registry } from './registry.js';
+
+// The single write path behind every API. It validates everything before any
+// bus traffic, waits for the slave to confirm, and answers with the state the
+// slave confirmed; a failed write is an error, never a success.
+
+const STATUS_BY_KIND: Record<ModbusErrorKind, number> = {
+  timeout: 504,
+  exception: 502,
+  protocol: 502,
+  disconnected: 503,
+  invalid: 400,
+};
+
+export async function writeDevice(
+  registry: Registry,
+  feed: ChangeFeed,
+  device: Device,
+  params: Readonly<Record<string, unknown>>,
+): Promise<DeviceState> {
+  let action: () => Promise<void>;
+  try {
+    if ('alias' in params) {
+      const problem = registry.aliasProblem(device, params['alias']);
+      if (problem) throw new RequestError(400, 'Exception', problem);
+    }
+    action = device.prepareWrite(params);
+  } catch (error) {
+    if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
+    throw error;
+  }
+  if (typeof params['alias'] === 'string') registry.setAlias(device, params['alias']);
+  try {
+    await action();
+  } catch (error) {
+    if (error instanceof ModbusError) throw new RequestError(STATUS_BY_KIND[error.kind], 'ModbusError', error.message);
+    if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
+    throw error;
+  } finally {
+    if (device.settle()) feed.publish([device]);
+  }
+  return device.full();
+}

@@ -11,6 +11,8 @@ import { crc16 } from './crc.js';
 import { MAX_PDU_LENGTH, requestPduLengthWithin, responsePduLengthWithin } from './pdu.js';
 
 const CRC_LENGTH = 2;
+// Unit, exception function, exception code, CRC.
+const MIN_ADU_LENGTH = 5;
 const INITIAL_CAPACITY = 512;
 
 export function encodeRtu(unit: number, pdu: Buffer): Buffer {
@@ -43,6 +45,8 @@ export class RtuFramer {
   private readonly pduLength: PduLength;
   private readonly queue = new ByteQueue(INITIAL_CAPACITY);
   private parsing = false;
+  /** Bytes were discarded since the last good frame or reset(). */
+  private resynchronising = false;
 
   constructor(
     kind: 'request' | 'response',
@@ -57,6 +61,7 @@ export class RtuFramer {
 
   reset(): void {
     this.queue.clear();
+    this.resynchronising = false;
   }
 
   push(chunk: Buffer): void {
@@ -76,34 +81,66 @@ export class RtuFramer {
     // Positions are re-read on every iteration because onFrame may reset() or push().
     while (queue.length >= 2) {
       const start = queue.start;
-      const pduLength = this.pduLength(queue.bytes, start + 1, queue.end);
-      if (pduLength === undefined) return;
-      if (pduLength < 0 || pduLength > MAX_PDU_LENGTH) {
-        this.discardByte();
+      const frameLength = this.frameLengthAt(start);
+      if (frameLength < 0) {
+        this.discardBytes(1);
         continue;
       }
-      const crcOffset = start + 1 + pduLength;
-      if (crcOffset + CRC_LENGTH > queue.end) return;
-      const bytes = queue.bytes;
-      const received = bytes[crcOffset]! | (bytes[crcOffset + 1]! << 8);
-      if (crc16(bytes, start, crcOffset) !== received) {
+      if (frameLength === 0 || start + frameLength > queue.end) {
+        if (!this.resynchronising) return;
+        // After garbage the head is only a guess and may claim a length that
+        // swallows the real frame; a complete, CRC-valid frame further on is
+        // better evidence than waiting for the guess to fill up.
+        const later = this.findCompleteFrame(start + 1);
+        if (later < 0) return;
+        this.discardBytes(later - start);
+        continue;
+      }
+      const crcOffset = start + frameLength - CRC_LENGTH;
+      if (!this.crcMatches(start, crcOffset)) {
         this.stats.crcErrors++;
-        this.discardByte();
+        this.discardBytes(1);
         continue;
       }
-      const unit = bytes[start]!;
+      const unit = queue.bytes[start]!;
       const pdu = queue.copyOut(start + 1, crcOffset);
-      queue.consumeTo(crcOffset + CRC_LENGTH);
+      queue.consumeTo(start + frameLength);
+      this.resynchronising = false;
       this.stats.frames++;
       this.onFrame(unit, pdu);
     }
   }
 
-  // Dropping a single byte (not the whole candidate) keeps a real frame that
-  // starts inside the rejected bytes findable.
-  private discardByte(): void {
-    this.queue.consumeTo(this.queue.start + 1);
-    this.stats.discardedBytes++;
+  /** Whole ADU length of the candidate at `offset`: 0 = not known yet, -1 = impossible. */
+  private frameLengthAt(offset: number): number {
+    const pduLength = this.pduLength(this.queue.bytes, offset + 1, this.queue.end);
+    if (pduLength === undefined) return 0;
+    if (pduLength < 0 || pduLength > MAX_PDU_LENGTH) return -1;
+    return 1 + pduLength + CRC_LENGTH;
+  }
+
+  private crcMatches(start: number, crcOffset: number): boolean {
+    const bytes = this.queue.bytes;
+    const received = bytes[crcOffset]! | (bytes[crcOffset + 1]! << 8);
+    return crc16(bytes, start, crcOffset) === received;
+  }
+
+  private findCompleteFrame(from: number): number {
+    const end = this.queue.end;
+    for (let offset = from; offset + MIN_ADU_LENGTH <= end; offset++) {
+      const frameLength = this.frameLengthAt(offset);
+      if (frameLength <= 0 || offset + frameLength > end) continue;
+      if (this.crcMatches(offset, offset + frameLength - CRC_LENGTH)) return offset;
+    }
+    return -1;
+  }
+
+  // parse() rejects a bad candidate by one byte, not by its claimed length, so
+  // a real frame that starts inside it stays findable.
+  private discardBytes(count: number): void {
+    this.queue.consumeTo(this.queue.start + count);
+    this.stats.discardedBytes += count;
+    this.resynchronising = true;
   }
 }
 

@@ -1,0 +1,115 @@
+import { parseArgs } from 'node:util';
+import { createHttpServer } from './api/http-server.js';
+import type { BoardModel } from './boards/model.js';
+import { loadHwDefinitionDir } from './boards/hwdef.js';
+import { findModel } from './boards/resolve.js';
+import { ConfigError, loadConfig } from './config/load.js';
+import { startupSummary } from './config/summary.js';
+import { createLogger } from './log.js';
+import { buildRuntime } from './runtime.js';
+import { VERSION } from './version.js';
+
+// Command-line entry of the daemon.
+
+const USAGE = `iogate ${VERSION} — EVOK-compatible API daemon for Unipi PLCs
+
+Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen FILE] [--debug]
+
+  -c, --config FILE   EVOK config.yaml to read (default: built-in simulated Neuron, no hardware)
+  -p, --port N        HTTP/WebSocket port (overrides apis.port; default 8080)
+  -a, --address A     address to listen on (overrides apis.address; default 127.0.0.1)
+      --hw-dir DIR    extra directory of hw-definition YAML files (EVOK v3 format)
+      --autogen FILE  autogen file read when the config says autogen: true (default /etc/evok/autogen.yaml)
+  -d, --debug         log at DEBUG level
+  -v, --version       print the version and exit
+  -h, --help          print this help and exit
+`;
+
+function main(): void {
+  let args;
+  try {
+    args = parseArgs({
+      options: {
+        config: { type: 'string', short: 'c' },
+        port: { type: 'string', short: 'p' },
+        address: { type: 'string', short: 'a' },
+        'hw-dir': { type: 'string' },
+        autogen: { type: 'string' },
+        debug: { type: 'boolean', short: 'd' },
+        version: { type: 'boolean', short: 'v' },
+        help: { type: 'boolean', short: 'h' },
+      },
+      strict: true,
+    }).values;
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (args.help) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (args.version) {
+    process.stdout.write(`${VERSION}\n`);
+    return;
+  }
+  const port = args.port === undefined ? undefined : Number(args.port);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) {
+    process.stderr.write(`--port: '${args.port}' is not a port number (0..65535)\n`);
+    process.exit(2);
+  }
+
+  let loaded;
+  let userModels: Map<string, BoardModel>;
+  try {
+    loaded = loadConfig({
+      file: args.config,
+      autogenFile: args.autogen,
+      overrides: { port, address: args.address, hwDir: args['hw-dir'] },
+    });
+    userModels = new Map();
+    for (const dir of loaded.config.hwDefinitionDirs) {
+      const { models, warnings } = loadHwDefinitionDir(dir);
+      for (const [name, model] of models) userModels.set(name, model);
+      loaded.warnings.push(...warnings);
+    }
+  } catch (error) {
+    const message = error instanceof ConfigError ? error.message : (error as Error).message;
+    process.stderr.write(`iogate: cannot start: ${message}\n`);
+    process.exit(1);
+  }
+  const { config, warnings } = loaded;
+  const log = createLogger(args.debug ? 'DEBUG' : config.logging.level);
+  for (const warning of warnings) log.warn(warning);
+
+  const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
+  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: `v${VERSION}` });
+  server.on('error', (error) => {
+    log.error(`HTTP server: ${error.message}`);
+    process.exit(1);
+  });
+  server.listen(config.apis.port, config.apis.address, () => {
+    const address = server.address();
+    const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
+    process.stderr.write(startupSummary({ ...config, apis: { ...config.apis, port: actualPort } }) + '\n');
+    // A parent process (tests, supervisors) can wait for this line instead of polling.
+    log.info(`listening on http://${config.apis.address}:${actualPort}`);
+    runtime.start();
+  });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`${signal}: shutting down`);
+    const deadline = setTimeout(() => process.exit(0), 3000);
+    deadline.unref();
+    server.close();
+    server.closeAllConnections?.();
+    void runtime.stop().finally(() => process.exit(0));
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main();

@@ -1,0 +1,101 @@
+import type { BoardModel } from './boards/model.js';
+import type { BusConfig, Config } from './config/types.js';
+import type { Device } from './devices/device.js';
+import { buildDevices } from './devices/build.js';
+import { ScanLoop } from './devices/scan-loop.js';
+import { SlaveUnit, type ChangeListener } from './devices/slave-unit.js';
+import type { Logger } from './log.js';
+import { ModbusBus } from './modbus/bus.js';
+import { ChangeFeed } from './registry/feed.js';
+import { Registry } from './registry/registry.js';
+import { createLink } from './transport/create-link.js';
+import type { Simulation } from './sim/simulation.js';
+
+// Assembles the daemon's core from a configuration: buses, slaves, devices,
+// the registry and the change feed. The APIs are attached on top of this.
+
+export interface Runtime {
+  registry: Registry;
+  feed: ChangeFeed;
+  buses: ModbusBus[];
+  slaves: SlaveUnit[];
+  /** Simulated boards of SIMULATOR buses, by bus name then unit id. */
+  simulations: Map<string, Simulation>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function buildRuntime(config: Config, findModel: (name: string) => BoardModel | undefined, log: Logger): Runtime {
+  const registry = new Registry();
+  const feed = new ChangeFeed();
+  const buses: ModbusBus[] = [];
+  const slaves: SlaveUnit[] = [];
+  const loops: Array<{ bus: ModbusBus; loop: ScanLoop }> = [];
+  const simulations = new Map<string, Simulation>();
+
+  const onChange: ChangeListener = (_slave, changed) => {
+    registry.invalidate();
+    const events: Device[] = [];
+    for (const device of changed) if (device.eventCapable) events.push(device);
+    feed.publish(events);
+  };
+
+  let globalId = 0;
+  for (const busConfig of config.buses) {
+    const models = resolveModels(busConfig, findModel, log);
+    const { link, simulation } = createLink(busConfig, models);
+    if (simulation) simulations.set(busConfig.name, simulation);
+    const bus = new ModbusBus(link, {
+      name: busConfig.name,
+      timeoutMs: busConfig.timeoutMs,
+      retries: busConfig.retries,
+      log: (level, message) => (level === 'warn' ? log.warn(message) : log.info(message)),
+    });
+    buses.push(bus);
+    for (const deviceConfig of busConfig.devices) {
+      const model = models.get(deviceConfig.name);
+      if (!model) continue;
+      globalId++;
+      const period = deviceConfig.scanFrequency > 0 ? 1000 / deviceConfig.scanFrequency : 0;
+      const slave = new SlaveUnit(deviceConfig.name, deviceConfig.slaveId, model, bus, period, onChange);
+      const { devices, warnings } = buildDevices(slave, { globalId, log: (message) => log.warn(message) });
+      for (const warning of warnings) log.warn(warning);
+      for (const device of devices) registry.add(device);
+      slaves.push(slave);
+      loops.push({ bus, loop: new ScanLoop(slave, period, deviceConfig.scanEnabled) });
+    }
+  }
+
+  return {
+    registry,
+    feed,
+    buses,
+    slaves,
+    simulations,
+    start() {
+      for (const simulation of simulations.values()) simulation.start();
+      for (const bus of buses) bus.start();
+      // The first scan waits for its line, so a slow connect is not counted as a failed scan.
+      for (const { bus, loop } of loops) void bus.whenConnected().then(() => loop.start());
+    },
+    async stop() {
+      for (const { loop } of loops) loop.stop();
+      for (const simulation of simulations.values()) simulation.stop();
+      await Promise.all(buses.map((bus) => bus.stop()));
+    },
+  };
+}
+
+function resolveModels(
+  bus: BusConfig,
+  findModel: (name: string) => BoardModel | undefined,
+  log: Logger,
+): Map<string, BoardModel> {
+  const models = new Map<string, BoardModel>();
+  for (const device of bus.devices) {
+    const model = findModel(device.model);
+    if (model) models.set(device.name, model);
+    else log.error(`device ${device.name} on bus ${bus.name}: unknown model '${device.model}' (no built-in map or hw definition)`);
+  }
+  return models;
+}

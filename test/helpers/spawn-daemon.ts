@@ -1,0 +1,45 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+// Runs the built daemon (dist/iogate.js) as a real process and waits for its
+// "listening on" line, so tests talk to it exactly as a user's client would.
+
+export const BUNDLE = fileURLToPath(new URL('../../dist/iogate.js', import.meta.url));
+
+export interface SpawnedDaemon {
+  child: ChildProcess;
+  baseUrl: string;
+  /** Everything the daemon wrote to stderr so far. */
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export async function spawnDaemon(
+  args: string[] = [],
+  { node = process.execPath, cwd }: { node?: string; cwd?: string } = {},
+): Promise<SpawnedDaemon> {
+  const child = spawn(node, [BUNDLE, '--port', '0', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  const listening = new Promise<string>((resolve, reject) => {
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      output += chunk;
+      const match = /listening on (http:\/\/[^\s]+)/.exec(output);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening:\n${output}`)));
+  });
+  const baseUrl = await listening;
+  return {
+    child,
+    baseUrl,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      child.kill(signal);
+      const [code] = (await once(child, 'exit')) as [number | null];
+      return code;
+    },
+  };
+}

@@ -96,7 +96,7 @@ function formatPath(path: KeyPath): string {
   return path.map((part, i) => (typeof part === 'number' ? `[${part}]` : i === 0 ? part : `.${part}`)).join('');
 }
 
-function describe(value: unknown): string {
+function describeValue(value: unknown): string {
   if (value === null) return 'an empty value';
   if (Array.isArray(value)) return 'a list';
   if (typeof value === 'object') return 'a mapping';
@@ -117,7 +117,7 @@ class Source {
   }
 
   root(): Fields {
-    if (!isPlainMapping(this.values)) this.fail([], `expected a mapping at the top level, got ${describe(this.values)}`);
+    if (!isPlainMapping(this.values)) this.fail([], `expected a mapping at the top level, got ${describeValue(this.values)}`);
     return new Fields(this, this.values, [], 'the definition');
   }
 
@@ -230,10 +230,10 @@ class Fields {
     const value = this.values[key];
     if (value === undefined && mandatory) this.fail(key, `missing; ${this.owner} needs it (a list of mappings)`);
     if (value === undefined || value === null) return [];
-    if (!Array.isArray(value)) this.fail(key, `expected a list of mappings, got ${describe(value)}`);
+    if (!Array.isArray(value)) this.fail(key, `expected a list of mappings, got ${describeValue(value)}`);
     return value.map((item, i) => {
       const path = [...this.path, key, i];
-      if (!isPlainMapping(item)) this.source.fail(path, `expected a mapping, got ${describe(item)}`);
+      if (!isPlainMapping(item)) this.source.fail(path, `expected a mapping, got ${describeValue(item)}`);
       return new Fields(this.source, item, path, `an entry of ${key}`);
     });
   }
@@ -262,13 +262,13 @@ class Fields {
 
   private nested(key: string, expected: string, owner: string): Fields {
     const value = this.values[key];
-    if (value !== null && !isPlainMapping(value)) this.fail(key, `expected ${expected}, got ${describe(value)}`);
+    if (value !== null && !isPlainMapping(value)) this.fail(key, `expected ${expected}, got ${describeValue(value)}`);
     return new Fields(this.source, value ?? {}, [...this.path, key], owner);
   }
 
   private check<T>(key: string, kind: Kind<T>): T {
     const value = this.values[key];
-    if (!kind.accept(value)) this.fail(key, `expected ${kind.expected}, got ${describe(value)}`);
+    if (!kind.accept(value)) this.fail(key, `expected ${kind.expected}, got ${describeValue(value)}`);
     return value;
   }
 }

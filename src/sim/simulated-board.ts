@@ -1,4 +1,5 @@
-import type { BoardModel, Feature } from '../boards/model.js';
+import type { BoardModel } from '../boards/model.js';
+import { coilTargets, type CoilAction, type CoilTarget } from '../boards/regmap.js';
 import type { SlaveStore } from '../modbus/slave.js';
 
 // A board that answers Modbus like the real one would, built only from its
@@ -7,11 +8,6 @@ import type { SlaveStore } from '../modbus/slave.js';
 // driven from outside (a toggling pattern, or a test).
 
 type Space = 'holding' | 'input';
-
-interface CoilBit {
-  register: number;
-  bit: number;
-}
 
 export class SimulatedBoard implements SlaveStore {
   private readonly registers: Record<Space, Uint16Array> = {
@@ -22,9 +18,9 @@ export class SimulatedBoard implements SlaveStore {
     holding: new Uint8Array(65536),
     input: new Uint8Array(65536),
   };
-  private readonly coilBits = new Map<number, CoilBit>();
-  /** Coils that trigger an action (watchdog reset, NV save, 1-Wire power) rather than hold state. */
-  private readonly actionCoils = new Set<number>();
+  private readonly coils: Map<number, CoilTarget>;
+  /** Pulses written to action coils, oldest first, so tests can see a reset or NV save happen. */
+  readonly actions: CoilAction[] = [];
   /** Every request served; benchmarks count the poll rate here. */
   requests = 0;
 
@@ -32,27 +28,7 @@ export class SimulatedBoard implements SlaveStore {
     for (const block of model.blocks) {
       this.present[block.type].fill(1, block.start_reg, block.start_reg + block.count);
     }
-    for (const feature of model.features) this.mapCoils(feature);
-  }
-
-  private mapCoils(feature: Feature): void {
-    switch (feature.type) {
-      case 'DO':
-      case 'RO':
-      case 'LED':
-        for (let i = 0; i < feature.count; i++) {
-          this.coilBits.set(feature.val_coil + i, { register: feature.val_reg, bit: i % 16 });
-        }
-        return;
-      case 'WD':
-        this.actionCoils.add(feature.nv_sav_coil);
-        this.actionCoils.add(feature.reset_coil);
-        return;
-      case 'OWPOWER':
-      case 'NV_SAVE':
-        this.actionCoils.add(feature.val_coil);
-        return;
-    }
+    this.coils = coilTargets(model);
   }
 
   get(space: Space, address: number): number {
@@ -80,13 +56,10 @@ export class SimulatedBoard implements SlaveStore {
     if (space === 'discrete') return undefined;
     const bits: boolean[] = [];
     for (let coil = address; coil < address + quantity; coil++) {
-      const target = this.coilBits.get(coil);
-      if (!target) {
-        if (!this.actionCoils.has(coil)) return undefined;
-        bits.push(false);
-        continue;
-      }
-      bits.push(((this.registers.holding[target.register]! >> target.bit) & 1) === 1);
+      const target = this.coils.get(coil);
+      if (!target) return undefined;
+      // Action coils (watchdog reset, NV save …) are pulses: they always read 0.
+      bits.push(target.kind === 'bit' && ((this.registers.holding[target.reg]! >> target.bit) & 1) === 1);
     }
     return bits;
   }
@@ -100,12 +73,11 @@ export class SimulatedBoard implements SlaveStore {
 
   writeCoils(address: number, values: boolean[]): boolean {
     this.requests++;
-    for (let i = 0; i < values.length; i++) {
-      if (!this.coilBits.has(address + i) && !this.actionCoils.has(address + i)) return false;
-    }
+    for (let i = 0; i < values.length; i++) if (!this.coils.has(address + i)) return false;
     values.forEach((on, i) => {
-      const target = this.coilBits.get(address + i);
-      if (target) this.setBit(target.register, target.bit, on);
+      const target = this.coils.get(address + i);
+      if (target?.kind === 'bit') this.setBit(target.reg, target.bit, on);
+      else if (target && on) this.actions.push(target.action);
     });
     return true;
   }

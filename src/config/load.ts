@@ -5,8 +5,9 @@ import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { Config } from './types.js';
 import { ConfigError } from './errors.js';
-import { ConfigSection, type Findings } from './section.js';
-import { formatOrigin, readYamlFile, readYamlText, type MapNode, type TreeNode } from './yaml-tree.js';
+import { ConfigSection } from './section.js';
+import { Findings } from './findings.js';
+import { formatOrigin, readYamlFile, readYamlText, type MapNode, type Origin, type TreeNode } from './yaml-tree.js';
 import { mergeOver } from './merge.js';
 import { readApis } from './read-apis.js';
 import { readBuses } from './read-buses.js';
@@ -22,14 +23,14 @@ export interface LoadOptions {
 }
 
 export function loadConfig(opts: LoadOptions): { config: Config; warnings: string[] } {
-  const findings: Findings = { errors: [], warnings: [] };
+  const findings = new Findings();
   const config = opts.file === undefined ? builtInConfig(findings) : fileConfig(resolve(opts.file), opts.autogenFile, findings);
   const overrides = opts.overrides ?? {};
   if (overrides.port !== undefined) config.apis.port = overrides.port;
   if (overrides.address !== undefined) config.apis.address = overrides.address;
-  if (overrides.hwDir !== undefined) addHwDir(config.hwDefinitionDirs, resolve(overrides.hwDir), 'command line', findings);
-  if (findings.errors.length > 0) throw new ConfigError(findings.errors);
-  return { config, warnings: findings.warnings };
+  if (overrides.hwDir !== undefined) addHwDir(config.hwDefinitionDirs, resolve(overrides.hwDir), undefined, findings);
+  if (findings.hasErrors) throw new ConfigError(findings.errorTexts());
+  return { config, warnings: findings.warningTexts() };
 }
 
 function builtInConfig(findings: Findings): Config {
@@ -45,7 +46,7 @@ function builtInConfig(findings: Findings): Config {
 function fileConfig(file: string, autogenOption: string | undefined, findings: Findings): Config {
   const configDir = dirname(file);
   const own = readYamlFile(file);
-  findings.warnings.push(...own.warnings);
+  for (const { at, message } of own.warnings) findings.warn(at, message);
   let tree = own.tree;
 
   // `autogen` is decided by config.yaml alone, as in EVOK.
@@ -57,11 +58,11 @@ function fileConfig(file: string, autogenOption: string | undefined, findings: F
       : DEFAULT_AUTOGEN_FILE;
     if (existsSync(autogenFile)) {
       const autogen = readYamlFile(autogenFile);
-      findings.warnings.push(...autogen.warnings);
+      for (const { at, message } of autogen.warnings) findings.warn(at, message);
       requireMapping(autogen.tree);
       tree = mergeOver(autogen.tree, own.tree);
     } else {
-      findings.warnings.push(`${formatOrigin(ownRoot.at)}: autogen is enabled but ${autogenFile} does not exist; using ${file} alone`);
+      findings.warn(ownRoot.at, `autogen is enabled but ${autogenFile} does not exist; using ${file} alone`);
     }
   }
 
@@ -96,7 +97,7 @@ function readSections(root: ConfigSection, baseDir: string, findings: Findings):
   logging.warnUnknownKeys();
 
   if (!root.has('comm_channels')) {
-    findings.warnings.push(`${formatOrigin(root.at)}: no comm_channels section, no buses configured`);
+    findings.warn(root.at, 'no comm_channels section, no buses configured');
   }
   return {
     logging: file === undefined ? { level } : { level, file },
@@ -116,13 +117,14 @@ function readHwDirs(root: ConfigSection, configDir: string, findings: Findings):
   if (isDirectory(besideConfig)) dirs.push(besideConfig);
   const listed = root.value('hw_definitions');
   for (const dir of root.stringList('hw_definitions', [])) {
-    addHwDir(dirs, resolve(configDir, dir), formatOrigin(listed?.origin ?? root.at), findings);
+    addHwDir(dirs, resolve(configDir, dir), listed?.origin ?? root.at, findings);
   }
   return dirs;
 }
 
-function addHwDir(dirs: string[], dir: string, from: string, findings: Findings): void {
-  if (!isDirectory(dir)) findings.warnings.push(`${from}: hw_definitions directory ${dir} does not exist, ignored`);
+/** `from` is where the directory was named; undefined for the command line. */
+function addHwDir(dirs: string[], dir: string, from: Origin | undefined, findings: Findings): void {
+  if (!isDirectory(dir)) findings.warn(from, `hw_definitions directory ${dir} does not exist, ignored`);
   else if (!dirs.includes(dir)) dirs.push(dir);
 }
 

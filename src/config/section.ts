@@ -2,12 +2,8 @@
 // key as known, so keys nobody asked for can be reported as unknown; every
 // problem is recorded with file:line and the full key path instead of being
 // thrown, so one run reports all of them.
-import { formatOrigin, type MapNode, type Origin, type TreeNode } from './yaml-tree.js';
-
-export interface Findings {
-  errors: string[];
-  warnings: string[];
-}
+import type { MapNode, Origin, TreeNode } from './yaml-tree.js';
+import type { Findings } from './findings.js';
 
 /** Spellings from EVOK's own documentation that its code never read. */
 const MISSPELLINGS: Record<string, string> = {
@@ -62,12 +58,12 @@ export class ConfigSection {
 
   error(origin: Origin, key: string | undefined, message: string): void {
     const path = key === undefined ? this.path : this.keyPath(key);
-    this.findings.errors.push(`${formatOrigin(origin)}: ${path === '' ? '' : `${path}: `}${message}`);
+    this.findings.error(origin, `${path === '' ? '' : `${path}: `}${message}`);
   }
 
   warn(origin: Origin, key: string | undefined, message: string): void {
     const path = key === undefined ? this.path : this.keyPath(key);
-    this.findings.warnings.push(`${formatOrigin(origin)}: ${path === '' ? '' : `${path}: `}${message}`);
+    this.findings.warn(origin, `${path === '' ? '' : `${path}: `}${message}`);
   }
 
   /** Records "expected X, got Y" for a value of the wrong type or range. */

@@ -45,7 +45,13 @@ export function formatOrigin(origin: Origin): string {
   return `${origin.file}:${origin.line}`;
 }
 
-export function readYamlFile(file: string): { tree: TreeNode; warnings: string[] } {
+/** What the parser tolerated but thought worth saying (e.g. an unknown tag). */
+export interface YamlWarning {
+  at: Origin;
+  message: string;
+}
+
+export function readYamlFile(file: string): { tree: TreeNode; warnings: YamlWarning[] } {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
@@ -56,7 +62,7 @@ export function readYamlFile(file: string): { tree: TreeNode; warnings: string[]
 }
 
 /** `name` stands in for a file name in messages (e.g. for built-in text). */
-export function readYamlText(text: string, name: string): { tree: TreeNode; warnings: string[] } {
+export function readYamlText(text: string, name: string): { tree: TreeNode; warnings: YamlWarning[] } {
   const lineCounter = new LineCounter();
   // YAML 1.2 core schema: `N`, `yes`, `on` stay strings (parity: N would be
   // false under 1.1). The readers accept PyYAML's 1.1 boolean words where a
@@ -70,7 +76,7 @@ export function readYamlText(text: string, name: string): { tree: TreeNode; warn
     const { line, col } = lineCounter.linePos(offset);
     return { file: name, line, col };
   };
-  const warnings = doc.warnings.map((warning) => `${locate(warning, name)}: ${headline(warning)}`);
+  const warnings = doc.warnings.map((warning) => ({ at: origin(warning.pos[0]), message: headline(warning) }));
   if (doc.contents === null) {
     return { tree: { kind: 'map', entries: new Map(), origin: origin(0) }, warnings };
   }

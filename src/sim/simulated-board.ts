@@ -1,6 +1,7 @@
 import type { BoardModel } from '../boards/model.js';
 import { coilTargets, type CoilAction, type CoilTarget } from '../boards/regmap.js';
 import type { SlaveStore } from '../modbus/slave.js';
+import { applyFirmwareDefaults } from './firmware-defaults.js';
 
 // A board that answers Modbus like the real one would, built only from its
 // register map: every register of the model's blocks exists, coil writes of
@@ -29,6 +30,7 @@ export class SimulatedBoard implements SlaveStore {
       this.present[block.type].fill(1, block.start_reg, block.start_reg + block.count);
     }
     this.coils = coilTargets(model);
+    applyFirmwareDefaults(this, model);
   }
 
   get(space: Space, address: number): number {

@@ -8,6 +8,7 @@ import { loadConfig } from './config/load.js';
 import { startupSummary } from './config/summary.js';
 import { createLogger } from './log.js';
 import { buildRuntime } from './runtime.js';
+import { startStatsLine } from './stats-line.js';
 import { VERSION } from './version.js';
 
 // Command-line entry of the daemon.
@@ -24,6 +25,10 @@ Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen
   -d, --debug         log at DEBUG level
   -v, --version       print the version and exit
   -h, --help          print this help and exit
+
+Environment:
+  IOGATE_STATS_MS=N   every N ms write a 'stats {...}' JSON line of counters
+                      (Modbus requests, simulator reads, scans, overruns) to stderr
 `;
 
 function main(): void {
@@ -89,6 +94,8 @@ function main(): void {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);
   });
+  const statsMs = Number(process.env['IOGATE_STATS_MS'] ?? 0);
+  if (statsMs > 0) startStatsLine(runtime, statsMs, (line) => process.stderr.write(line));
   void runtime.start().then(() =>
     server.listen(config.apis.port, config.apis.address, () => {
       const address = server.address();

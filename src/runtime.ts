@@ -25,6 +25,12 @@ export interface Runtime {
   /** Simulated boards of SIMULATOR buses, by bus name then unit id. */
   simulations: Map<string, Simulation>;
   /**
+   * Modbus reads per second the scan schedules ask for: each block is read on
+   * every `frequency`-th scan. Unthrottled (scan_frequency 0) and scan-disabled
+   * slaves have no planned rate and are left out.
+   */
+  plannedPollRate: number;
+  /**
    * Start buses and scans; resolves once every slave was scanned once (or
    * after a bound), so the first API answers carry values rather than nulls.
    */
@@ -48,6 +54,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
   };
 
   let globalId = 0;
+  let plannedPollRate = 0;
   for (const busConfig of config.buses) {
     const models = resolveModels(busConfig, findModel, log);
     const { link, simulation } = createLink(busConfig, models);
@@ -69,6 +76,9 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       for (const warning of warnings) log.warn(warning);
       for (const device of devices) registry.add(device);
       slaves.push(slave);
+      if (deviceConfig.scanEnabled && period > 0) {
+        for (const block of model.blocks) plannedPollRate += 1000 / period / block.frequency;
+      }
       loops.push({ bus, loop: new ScanLoop(slave, period, deviceConfig.scanEnabled) });
     }
   }
@@ -79,6 +89,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     buses,
     slaves,
     simulations,
+    plannedPollRate,
     async start() {
       for (const simulation of simulations.values()) simulation.start();
       for (const bus of buses) bus.start();

@@ -22,8 +22,12 @@ export class SimulatedBoard implements SlaveStore {
   private readonly coils: Map<number, CoilTarget>;
   /** Pulses written to action coils, oldest first, so tests can see a reset or NV save happen. */
   readonly actions: CoilAction[] = [];
-  /** Every request served; benchmarks count the poll rate here. */
-  requests = 0;
+  /**
+   * Requests served, reads and writes apart: reads are the master's polls, so
+   * the achieved poll rate is counted here, at the far end of the line.
+   */
+  reads = 0;
+  writes = 0;
 
   constructor(readonly model: BoardModel) {
     for (const block of model.blocks) {
@@ -48,13 +52,13 @@ export class SimulatedBoard implements SlaveStore {
   }
 
   readRegisters(space: Space, address: number, quantity: number): number[] | undefined {
-    this.requests++;
+    this.reads++;
     if (!this.allPresent(space, address, quantity)) return undefined;
     return Array.from(this.registers[space].subarray(address, address + quantity));
   }
 
   readBits(space: 'coil' | 'discrete', address: number, quantity: number): boolean[] | undefined {
-    this.requests++;
+    this.reads++;
     if (space === 'discrete') return undefined;
     const bits: boolean[] = [];
     for (let coil = address; coil < address + quantity; coil++) {
@@ -67,14 +71,14 @@ export class SimulatedBoard implements SlaveStore {
   }
 
   writeRegisters(address: number, values: number[]): boolean {
-    this.requests++;
+    this.writes++;
     if (!this.allPresent('holding', address, values.length)) return false;
     this.registers.holding.set(values, address);
     return true;
   }
 
   writeCoils(address: number, values: boolean[]): boolean {
-    this.requests++;
+    this.writes++;
     for (let i = 0; i < values.length; i++) if (!this.coils.has(address + i)) return false;
     values.forEach((on, i) => {
       const target = this.coils.get(address + i);

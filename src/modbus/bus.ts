@@ -4,8 +4,11 @@ import { decodeResponse, encodeRequest, exceptionName, type ModbusRequest, type 
 import { ModbusError } from './errors.js';
 
 // One Modbus line and the only place where its time is spent. Exactly one
-// transaction is on the wire at a time; writes queue ahead of polls, so a write
-// waits at most for the transaction already in flight. A line that is down
+// transaction is on the wire at a time. Writes queue ahead of polls, but never
+// go twice in a row while a poll waits: a steady stream of writes (a client
+// posting in a loop) would otherwise hold every poll back and stall the scans.
+// So a write waits at most for the transaction in flight and one poll, and the
+// polls keep at least half of the line. A line that is down
 // fails requests at once instead of holding them (EVOK#190 replayed a backlog
 // of stale writes after a reconnect).
 
@@ -47,6 +50,8 @@ export class ModbusBus {
   private readonly writes: Job[] = [];
   private readonly polls: Job[] = [];
   private current: { job: Job; key: number; timer: NodeJS.Timeout } | undefined;
+  /** Whether the transaction sent last was a write; the next waiting poll then goes first. */
+  private lastSentWrite = false;
   private connected = false;
   private stopped = false;
   private lastFrameAt = 0;
@@ -167,7 +172,8 @@ export class ModbusBus {
 
   private pump(): void {
     if (this.current || !this.connected || this.gapTimer) return;
-    const job = this.writes.shift() ?? this.polls.shift();
+    const pollsTurn = this.lastSentWrite && this.polls.length > 0;
+    const job = (pollsTurn ? this.polls.shift() : this.writes.shift()) ?? this.polls.shift();
     if (!job) return;
     const wait = this.lastFrameAt + this.link.silenceMs - performance.now();
     if (wait > 0) {
@@ -186,6 +192,7 @@ export class ModbusBus {
     const { frame, key } = this.framing.encode(job.unit, job.pdu);
     const timer = setTimeout(() => this.onTimeout(), this.options.timeoutMs);
     this.current = { job, key, timer };
+    this.lastSentWrite = job.queue === this.writes;
     this.counters.requests++;
     this.link.write(frame);
   }

@@ -48,10 +48,23 @@ export class RegisterCache {
     return block.values.subarray(offset, offset + count);
   }
 
-  store(blockIndex: number, registers: readonly number[]): void {
+  /**
+   * Keep a block's fresh read. Returns whether anything differs from what was
+   * cached (always true for the first read), so callers re-decode devices only
+   * when a poll brought news, which most polls do not.
+   */
+  store(blockIndex: number, registers: readonly number[]): boolean {
     const block = this.blocks[blockIndex]!;
-    block.values.set(registers);
+    const { values } = block;
+    let changed = !block.valid;
+    for (let i = 0; i < registers.length; i++) {
+      if (values[i] !== registers[i]) {
+        values[i] = registers[i]!;
+        changed = true;
+      }
+    }
     block.valid = true;
+    return changed;
   }
 
   /** Apply a write the slave has confirmed, so replies show the new state at once. */

@@ -85,7 +85,9 @@ export class SlaveUnit {
           'poll',
         );
         if (!('registers' in response)) continue;
-        this.cache.store(index, response.registers);
+        // Devices are re-decoded only when their registers moved: at 50 Hz on
+        // every slave, decoding unchanged values was most of the idle CPU.
+        if (!this.cache.store(index, response.registers)) continue;
         for (const device of this.dependents[index]!) if (device.refresh()) changed.add(device);
       }
       this.stats.scans++;

@@ -1,4 +1,5 @@
-import type { BoardModel, Feature } from '../boards/model.js';
+import type { BoardModel } from '../boards/model.js';
+import { coilTargets, type CoilAction, type CoilTarget } from '../boards/regmap.js';
 import type { SlaveStore } from '../modbus/slave.js';
 
 // A board that answers Modbus like the real one would, built only from its
@@ -8,10 +9,8 @@ import type { SlaveStore } from '../modbus/slave.js';
 
 type Space = 'holding' | 'input';
 
-interface CoilBit {
-  register: number;
-  bit: number;
-}
+/** What the firmware has in its watchdog timeout register after power-on, in ms. */
+const DEFAULT_WATCHDOG_TIMEOUT_MS = 5000;
 
 export class SimulatedBoard implements SlaveStore {
   private readonly registers: Record<Space, Uint16Array> = {
@@ -22,36 +21,19 @@ export class SimulatedBoard implements SlaveStore {
     holding: new Uint8Array(65536),
     input: new Uint8Array(65536),
   };
-  private readonly coilBits = new Map<number, CoilBit>();
-  /** Coils that trigger an action (watchdog reset, NV save, 1-Wire power) rather than hold state. */
-  private readonly actionCoils = new Set<number>();
+  private readonly coils: Map<number, CoilTarget>;
   /** Every request served; benchmarks count the poll rate here. */
   requests = 0;
+  /** Action coils written with 1 (watchdog reset, NV save, 1-Wire power on), so tests can see them happen. */
+  readonly actions: Record<CoilAction, number> = { wd_reset: 0, nv_save: 0, owpower: 0 };
 
   constructor(readonly model: BoardModel) {
     for (const block of model.blocks) {
       this.present[block.type].fill(1, block.start_reg, block.start_reg + block.count);
     }
-    for (const feature of model.features) this.mapCoils(feature);
-  }
-
-  private mapCoils(feature: Feature): void {
-    switch (feature.type) {
-      case 'DO':
-      case 'RO':
-      case 'LED':
-        for (let i = 0; i < feature.count; i++) {
-          this.coilBits.set(feature.val_coil + i, { register: feature.val_reg, bit: i % 16 });
-        }
-        return;
-      case 'WD':
-        this.actionCoils.add(feature.nv_sav_coil);
-        this.actionCoils.add(feature.reset_coil);
-        return;
-      case 'OWPOWER':
-      case 'NV_SAVE':
-        this.actionCoils.add(feature.val_coil);
-        return;
+    this.coils = coilTargets(model);
+    for (const feature of model.features) {
+      if (feature.type === 'WD') this.registers.holding[feature.timeout_reg] = DEFAULT_WATCHDOG_TIMEOUT_MS;
     }
   }
 
@@ -80,13 +62,9 @@ export class SimulatedBoard implements SlaveStore {
     if (space === 'discrete') return undefined;
     const bits: boolean[] = [];
     for (let coil = address; coil < address + quantity; coil++) {
-      const target = this.coilBits.get(coil);
-      if (!target) {
-        if (!this.actionCoils.has(coil)) return undefined;
-        bits.push(false);
-        continue;
-      }
-      bits.push(((this.registers.holding[target.register]! >> target.bit) & 1) === 1);
+      const target = this.coils.get(coil);
+      if (!target) return undefined;
+      bits.push(target.kind === 'bit' && ((this.registers.holding[target.reg]! >> target.bit) & 1) === 1);
     }
     return bits;
   }
@@ -100,12 +78,11 @@ export class SimulatedBoard implements SlaveStore {
 
   writeCoils(address: number, values: boolean[]): boolean {
     this.requests++;
-    for (let i = 0; i < values.length; i++) {
-      if (!this.coilBits.has(address + i) && !this.actionCoils.has(address + i)) return false;
-    }
+    for (let i = 0; i < values.length; i++) if (!this.coils.has(address + i)) return false;
     values.forEach((on, i) => {
-      const target = this.coilBits.get(address + i);
-      if (target) this.setBit(target.register, target.bit, on);
+      const target = this.coils.get(address + i)!;
+      if (target.kind === 'bit') this.setBit(target.reg, target.bit, on);
+      else if (on) this.actions[target.action]++;
     });
     return true;
   }

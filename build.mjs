@@ -1,7 +1,7 @@
 // Bundles the daemon and the standalone simulator into single files under
 // dist/ that run on Node >= 18 with no node_modules beside them.
 import { build } from 'esbuild';
-import { readFileSync, mkdirSync, cpSync, existsSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync, cpSync, existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -20,6 +20,9 @@ const common = {
 };
 
 mkdirSync('dist', { recursive: true });
+// The repository is an ES-module package; the bundles are CommonJS. Copied
+// elsewhere they stand alone, but inside the repo dist/ needs to say so.
+writeFileSync('dist/package.json', '{"type": "commonjs"}\n');
 await Promise.all([
   build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/iogate.js', banner: { js: '#!/usr/bin/env node' } }),
 ]);

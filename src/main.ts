@@ -3,7 +3,8 @@ import { createHttpServer } from './api/http-server.js';
 import type { BoardModel } from './boards/model.js';
 import { loadHwDefinitionDir } from './boards/hwdef.js';
 import { findModel } from './boards/resolve.js';
-import { ConfigError, loadConfig } from './config/load.js';
+import { ConfigError } from './config/errors.js';
+import { loadConfig } from './config/load.js';
 import { startupSummary } from './config/summary.js';
 import { createLogger } from './log.js';
 import { buildRuntime } from './runtime.js';
@@ -88,14 +89,15 @@ function main(): void {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);
   });
-  server.listen(config.apis.port, config.apis.address, () => {
-    const address = server.address();
-    const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
-    process.stderr.write(startupSummary({ ...config, apis: { ...config.apis, port: actualPort } }) + '\n');
-    // A parent process (tests, supervisors) can wait for this line instead of polling.
-    log.info(`listening on http://${config.apis.address}:${actualPort}`);
-    runtime.start();
-  });
+  void runtime.start().then(() =>
+    server.listen(config.apis.port, config.apis.address, () => {
+      const address = server.address();
+      const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
+      process.stderr.write(startupSummary({ ...config, apis: { ...config.apis, port: actualPort } }) + '\n');
+      // A parent process (tests, supervisors) can wait for this line instead of polling.
+      log.info(`listening on http://${config.apis.address}:${actualPort}`);
+    }),
+  );
 
   let stopping = false;
   const shutdown = (signal: string) => {

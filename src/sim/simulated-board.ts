@@ -1,6 +1,7 @@
 import type { BoardModel } from '../boards/model.js';
 import { coilTargets, type CoilAction, type CoilTarget } from '../boards/regmap.js';
 import type { SlaveStore } from '../modbus/slave.js';
+import { applyFirmwareDefaults } from './firmware-defaults.js';
 
 // A board that answers Modbus like the real one would, built only from its
 // register map: every register of the model's blocks exists, coil writes of
@@ -8,9 +9,6 @@ import type { SlaveStore } from '../modbus/slave.js';
 // driven from outside (a toggling pattern, or a test).
 
 type Space = 'holding' | 'input';
-
-/** What the firmware has in its watchdog timeout register after power-on, in ms. */
-const DEFAULT_WATCHDOG_TIMEOUT_MS = 5000;
 
 export class SimulatedBoard implements SlaveStore {
   private readonly registers: Record<Space, Uint16Array> = {
@@ -22,19 +20,17 @@ export class SimulatedBoard implements SlaveStore {
     input: new Uint8Array(65536),
   };
   private readonly coils: Map<number, CoilTarget>;
+  /** Pulses written to action coils, oldest first, so tests can see a reset or NV save happen. */
+  readonly actions: CoilAction[] = [];
   /** Every request served; benchmarks count the poll rate here. */
   requests = 0;
-  /** Action coils written with 1 (watchdog reset, NV save, 1-Wire power on), so tests can see them happen. */
-  readonly actions: Record<CoilAction, number> = { wd_reset: 0, nv_save: 0, owpower: 0 };
 
   constructor(readonly model: BoardModel) {
     for (const block of model.blocks) {
       this.present[block.type].fill(1, block.start_reg, block.start_reg + block.count);
     }
     this.coils = coilTargets(model);
-    for (const feature of model.features) {
-      if (feature.type === 'WD') this.registers.holding[feature.timeout_reg] = DEFAULT_WATCHDOG_TIMEOUT_MS;
-    }
+    applyFirmwareDefaults(this, model);
   }
 
   get(space: Space, address: number): number {
@@ -64,6 +60,7 @@ export class SimulatedBoard implements SlaveStore {
     for (let coil = address; coil < address + quantity; coil++) {
       const target = this.coils.get(coil);
       if (!target) return undefined;
+      // Action coils (watchdog reset, NV save …) are pulses: they always read 0.
       bits.push(target.kind === 'bit' && ((this.registers.holding[target.reg]! >> target.bit) & 1) === 1);
     }
     return bits;
@@ -80,9 +77,9 @@ export class SimulatedBoard implements SlaveStore {
     this.requests++;
     for (let i = 0; i < values.length; i++) if (!this.coils.has(address + i)) return false;
     values.forEach((on, i) => {
-      const target = this.coils.get(address + i)!;
-      if (target.kind === 'bit') this.setBit(target.reg, target.bit, on);
-      else if (on) this.actions[target.action]++;
+      const target = this.coils.get(address + i);
+      if (target?.kind === 'bit') this.setBit(target.reg, target.bit, on);
+      else if (target && on) this.actions.push(target.action);
     });
     return true;
   }

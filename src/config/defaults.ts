@@ -1,0 +1,45 @@
+// Default values that are decisions rather than plain EVOK code defaults,
+// collected so each is stated (and justified) once.
+
+/** EVOK reads autogen.yaml from this fixed path; ours can be moved with `autogen_file:`. */
+export const DEFAULT_AUTOGEN_FILE = '/etc/evok/autogen.yaml';
+
+/** Where EVOK keeps aliases; used when a config file is given so a swap keeps them. */
+export const EVOK_ALIAS_FILE = '/var/lib/evok/alias.yaml';
+
+/**
+ * Without a config file the daemon runs a simulated Neuron brain board so it
+ * can be tried on any machine; aliases then live next to where it was started.
+ */
+export const BUILT_IN_ALIAS_FILE = 'alias.yaml';
+
+/**
+ * EVOK listens on all interfaces when `address` is absent. We listen on
+ * loopback unless told otherwise: the API has no authentication by default
+ * and switches relays. EVOK's shipped config says 127.0.0.1 anyway.
+ */
+export const DEFAULT_API_ADDRESS = '127.0.0.1';
+export const DEFAULT_API_PORT = 8080;
+
+/**
+ * Per-request timeouts in ms. A local TCP server answers within a few ms, but
+ * a remote gateway may not; a serial slave that stays silent for 200 ms at
+ * 19200 Bd is not going to answer, and waiting longer stalls the whole line.
+ */
+export const DEFAULT_TCP_TIMEOUT_MS = 1000;
+export const DEFAULT_SERIAL_TIMEOUT_MS = 200;
+export const DEFAULT_RETRIES = 1;
+
+/** The configuration used when no file is given, as YAML so it goes through the same readers. */
+export const BUILT_IN_CONFIG_YAML = `
+apis:
+  websocket:
+    enabled: true
+comm_channels:
+  SIMULATED:
+    type: SIMULATOR
+    devices:
+      1:
+        model: '00'
+        slave-id: 1
+`;

@@ -1,0 +1,137 @@
+// Builds the daemon's Config from an EVOK config.yaml (plus autogen.yaml when
+// it asks for it) or, without a file, from the built-in simulator setup.
+// Problems are collected and thrown together as one ConfigError.
+import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { Config } from './types.js';
+import { ConfigError } from './errors.js';
+import { ConfigSection } from './section.js';
+import { Findings } from './findings.js';
+import { formatOrigin, readYamlFile, readYamlText, type MapNode, type Origin, type TreeNode } from './yaml-tree.js';
+import { mergeOver } from './merge.js';
+import { readApis } from './read-apis.js';
+import { readBuses } from './read-buses.js';
+import { BUILT_IN_ALIAS_FILE, BUILT_IN_CONFIG_YAML, DEFAULT_AUTOGEN_FILE, EVOK_ALIAS_FILE } from './defaults.js';
+
+export interface LoadOptions {
+  /** EVOK config.yaml; absent = built-in simulator configuration. */
+  file?: string;
+  /** Overrides both `autogen_file:` and EVOK's fixed /etc/evok/autogen.yaml. */
+  autogenFile?: string;
+  /** Command-line values that win over the file. */
+  overrides?: { port?: number; address?: string; hwDir?: string };
+}
+
+export function loadConfig(opts: LoadOptions): { config: Config; warnings: string[] } {
+  const findings = new Findings();
+  const config = opts.file === undefined ? builtInConfig(findings) : fileConfig(resolve(opts.file), opts.autogenFile, findings);
+  const overrides = opts.overrides ?? {};
+  if (overrides.port !== undefined) config.apis.port = overrides.port;
+  if (overrides.address !== undefined) config.apis.address = overrides.address;
+  if (overrides.hwDir !== undefined) addHwDir(config.hwDefinitionDirs, resolve(overrides.hwDir), undefined, findings);
+  if (findings.hasErrors) throw new ConfigError(findings.errorTexts());
+  return { config, warnings: findings.warningTexts() };
+}
+
+function builtInConfig(findings: Findings): Config {
+  const { tree } = readYamlText(BUILT_IN_CONFIG_YAML, '<built-in configuration>');
+  const root = rootSection(tree, findings);
+  return {
+    ...readSections(root, process.cwd(), findings),
+    hwDefinitionDirs: [],
+    aliasFile: resolve(BUILT_IN_ALIAS_FILE),
+  };
+}
+
+function fileConfig(file: string, autogenOption: string | undefined, findings: Findings): Config {
+  const configDir = dirname(file);
+  const own = readYamlFile(file);
+  for (const { at, message } of own.warnings) findings.warn(at, message);
+  let tree = own.tree;
+
+  // `autogen` is decided by config.yaml alone, as in EVOK.
+  const ownRoot = rootSection(own.tree, findings);
+  if (ownRoot.boolean('autogen', false)) {
+    const setting = ownRoot.optionalString('autogen_file');
+    const autogenFile = autogenOption !== undefined ? resolve(autogenOption)
+      : setting !== undefined ? resolve(configDir, setting)
+      : DEFAULT_AUTOGEN_FILE;
+    if (existsSync(autogenFile)) {
+      const autogen = readYamlFile(autogenFile);
+      for (const { at, message } of autogen.warnings) findings.warn(at, message);
+      requireMapping(autogen.tree);
+      tree = mergeOver(autogen.tree, own.tree);
+    } else {
+      findings.warn(ownRoot.at, `autogen is enabled but ${autogenFile} does not exist; using ${file} alone`);
+    }
+  }
+
+  const root = rootSection(tree, findings);
+  root.markKnown('autogen', 'autogen_file');
+  const config: Config = {
+    file,
+    ...readSections(root, configDir, findings),
+    hwDefinitionDirs: readHwDirs(root, configDir, findings),
+    aliasFile: resolve(configDir, root.string('alias_file', EVOK_ALIAS_FILE)),
+  };
+  root.warnUnknownKeys();
+  return config;
+}
+
+function rootSection(tree: TreeNode, findings: Findings): ConfigSection {
+  return new ConfigSection(requireMapping(tree), '', tree.origin, findings);
+}
+
+function requireMapping(tree: TreeNode): MapNode {
+  if (tree.kind !== 'map') {
+    throw new ConfigError([`${formatOrigin(tree.origin)}: the top level must be a mapping (apis:, comm_channels:, ...)`]);
+  }
+  return tree;
+}
+
+function readSections(root: ConfigSection, baseDir: string, findings: Findings): Pick<Config, 'logging' | 'apis' | 'buses'> {
+  const logging = root.section('logging');
+  const level = logging.choice('level', ['CRITICAL', 'ERROR', 'WARNING', 'INFO', 'DEBUG'] as const, 'INFO');
+  // Kept as written: EVOK opens it relative to its working directory.
+  const file = logging.optionalString('file');
+  logging.warnUnknownKeys();
+
+  if (!root.has('comm_channels')) {
+    findings.warn(root.at, 'no comm_channels section, no buses configured');
+  }
+  return {
+    logging: file === undefined ? { level } : { level, file },
+    apis: readApis(root.section('apis'), baseDir),
+    buses: readBuses(root.section('comm_channels')),
+  };
+}
+
+/**
+ * Our `hw_definitions:` key (a directory or a list of them, relative to the
+ * config file), after `<config dir>/hw_definitions` when that exists, which
+ * is where EVOK keeps user definitions.
+ */
+function readHwDirs(root: ConfigSection, configDir: string, findings: Findings): string[] {
+  const dirs: string[] = [];
+  const besideConfig = resolve(configDir, 'hw_definitions');
+  if (isDirectory(besideConfig)) dirs.push(besideConfig);
+  const listed = root.value('hw_definitions');
+  for (const dir of root.stringList('hw_definitions', [])) {
+    addHwDir(dirs, resolve(configDir, dir), listed?.origin ?? root.at, findings);
+  }
+  return dirs;
+}
+
+/** `from` is where the directory was named; undefined for the command line. */
+function addHwDir(dirs: string[], dir: string, from: Origin | undefined, findings: Findings): void {
+  if (!isDirectory(dir)) findings.warn(from, `hw_definitions directory ${dir} does not exist, ignored`);
+  else if (!dirs.includes(dir)) dirs.push(dir);
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,164 @@
+// Reads `apis`: HTTP listener, WebSocket, webhook, MQTT and access control.
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { AuthConfig, AuthToken, Config, MqttConfig, WebhookConfig } from './types.js';
+import type { ConfigSection } from './section.js';
+import { DEFAULT_API_ADDRESS, DEFAULT_API_PORT } from './defaults.js';
+
+/** `baseDir` anchors relative file paths (TLS files, token files): the config file's directory. */
+export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
+  const websocket = apis.section('websocket');
+  const config: Config['apis'] = {
+    port: apis.integer('port', DEFAULT_API_PORT, 1, 65535),
+    address: apis.string('address', DEFAULT_API_ADDRESS),
+    websocket: {
+      enabled: websocket.boolean('enabled', false),
+      allFiltered: websocket.boolean('all_filtered', false),
+    },
+    webhook: readWebhook(apis.section('webhook')),
+    mqtt: readMqtt(apis.section('mqtt'), baseDir),
+    auth: readAuth(apis.section('auth'), baseDir),
+  };
+  websocket.warnUnknownKeys();
+  apis.warnUnknownKeys();
+  return config;
+}
+
+function readWebhook(webhook: ConfigSection): WebhookConfig {
+  const config: WebhookConfig = {
+    enabled: webhook.boolean('enabled', false),
+    address: webhook.string('address', 'http://127.0.0.1:80/index.html'),
+    deviceMask: webhook.stringList('device_mask', ['di', 'sensor', 'watchdog']),
+    complexEvents: webhook.boolean('complex_events', false),
+  };
+  if (config.enabled && !isHttpUrl(config.address)) {
+    webhook.error(webhook.value('address')?.origin ?? webhook.at, 'address', `expected an http:// or https:// URL, got '${config.address}'`);
+  }
+  webhook.warnUnknownKeys();
+  return config;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const { protocol } = new URL(text);
+    return protocol === 'http:' || protocol === 'https:';
+  } catch {
+    return false;
+  }
+}
+
+function readMqtt(mqtt: ConfigSection, baseDir: string): MqttConfig {
+  const enabled = mqtt.boolean('enabled', false);
+  // Broker and client id only matter (and are only demanded) when MQTT is on.
+  const address = enabled ? mqtt.requiredString('address', 'the broker host name') : mqtt.string('address', '');
+  const clientId = enabled ? mqtt.requiredString('client-id', 'the MQTT client id, also the default topic prefix') : mqtt.string('client-id', '');
+  const topicPrefix = mqtt.string('topic_prefix', clientId);
+  if (/[+#]/.test(topicPrefix)) {
+    const node = mqtt.value('topic_prefix') ?? mqtt.value('client-id');
+    mqtt.error(node?.origin ?? mqtt.at, 'topic_prefix', `must not contain the MQTT wildcards + or #, got '${topicPrefix}'`);
+  }
+  const homeassistant = mqtt.section('homeassistant');
+  const config: MqttConfig = {
+    enabled,
+    address,
+    port: mqtt.integer('port', 1883, 1, 65535),
+    clientId,
+    username: optionalCredential(mqtt, 'username'),
+    password: optionalCredential(mqtt, 'password'),
+    keepalive: mqtt.integer('keepalive', 60, 0, 65535),
+    qos: mqtt.choice('qos', [0, 1, 2] as const, 0),
+    retain: mqtt.boolean('retain', true),
+    topicPrefix,
+    homeassistant: {
+      enabled: homeassistant.boolean('enabled', false),
+      discoveryPrefix: homeassistant.string('discovery_prefix', 'homeassistant'),
+    },
+  };
+  // Any `tls:` mapping, even an empty one, means TLS (with the system CAs unless `ca` is given).
+  if (mqtt.has('tls')) {
+    const tls = mqtt.section('tls');
+    config.tls = {
+      ca: readableFile(tls, 'ca', baseDir, enabled),
+      cert: readableFile(tls, 'cert', baseDir, enabled),
+      key: readableFile(tls, 'key', baseDir, enabled),
+      rejectUnauthorized: tls.boolean('reject_unauthorized', true),
+    };
+    tls.warnUnknownKeys();
+  } else {
+    mqtt.markKnown('tls');
+  }
+  homeassistant.warnUnknownKeys();
+  mqtt.warnUnknownKeys();
+  return config;
+}
+
+/** EVOK's default for username and password is "", meaning none; so an empty value is not an error here. */
+function optionalCredential(mqtt: ConfigSection, key: string): string | undefined {
+  const node = mqtt.value(key);
+  return node?.kind === 'scalar' && node.value === '' ? undefined : mqtt.optionalString(key);
+}
+
+/** A file path setting, resolved against the config directory and, when it will be used, checked now. */
+function readableFile(section: ConfigSection, key: string, baseDir: string, check: boolean): string | undefined {
+  const given = section.optionalString(key);
+  if (given === undefined) return undefined;
+  const path = resolve(baseDir, given);
+  if (check) {
+    try {
+      accessSync(path, constants.R_OK);
+    } catch (error) {
+      section.error(section.value(key)?.origin ?? section.at, key, `cannot read ${path}: ${(error as Error).message}`);
+    }
+  }
+  return path;
+}
+
+function readAuth(auth: ConfigSection, baseDir: string): AuthConfig {
+  const tokens: AuthToken[] = [];
+  for (const entry of auth.sectionList('tokens')) {
+    const token = readToken(entry, baseDir);
+    if (token === undefined) continue;
+    if (tokens.some((other) => other.name === token.name)) entry.error(entry.at, 'name', `duplicate token name '${token.name}'`);
+    if (tokens.some((other) => other.token === token.token)) entry.error(entry.at, undefined, 'the same token is listed twice');
+    tokens.push(token);
+  }
+  const config: AuthConfig = {
+    tokens,
+    allowAnonymous: auth.boolean('allow_anonymous', false),
+    loopbackAnonymous: auth.boolean('loopback_anonymous', true),
+    corsOrigins: auth.stringList('cors_origins', ['*']),
+  };
+  auth.warnUnknownKeys();
+  return config;
+}
+
+function readToken(entry: ConfigSection, baseDir: string): AuthToken | undefined {
+  const name = entry.requiredString('name', 'a label for logs');
+  // Least privilege when the scope is left out.
+  const scope = entry.choice('scope', ['read', 'write'] as const, 'read');
+  const inline = entry.optionalString('token');
+  const file = entry.optionalString('token_file');
+  entry.warnUnknownKeys();
+  if ((inline === undefined) === (file === undefined)) {
+    entry.error(entry.at, undefined, "give exactly one of 'token' and 'token_file'");
+    return undefined;
+  }
+  const token = inline ?? readTokenFile(entry, resolve(baseDir, file ?? ''));
+  return token === undefined ? undefined : { name, token, scope };
+}
+
+function readTokenFile(entry: ConfigSection, path: string): string | undefined {
+  const origin = entry.value('token_file')?.origin ?? entry.at;
+  let token: string;
+  try {
+    token = readFileSync(path, 'utf8').trim();
+  } catch (error) {
+    entry.error(origin, 'token_file', `cannot read ${path}: ${(error as Error).message}`);
+    return undefined;
+  }
+  if (token === '') {
+    entry.error(origin, 'token_file', `${path} is empty`);
+    return undefined;
+  }
+  return token;
+}

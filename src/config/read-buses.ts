@@ -1,0 +1,157 @@
+// Reads `comm_channels`: one entry per bus, each with its devices.
+import type { BusConfig, DeviceConfig, DeviceInfoConfig } from './types.js';
+import type { ConfigSection } from './section.js';
+import { formatOrigin, type Origin } from './yaml-tree.js';
+import { DEFAULT_RETRIES, DEFAULT_SERIAL_TIMEOUT_MS, DEFAULT_TCP_TIMEOUT_MS } from './defaults.js';
+
+/** Device name → where it was first defined; circuits are named after devices, so names should not repeat. */
+type SeenDevices = Map<string, { bus: string; origin: Origin }>;
+
+export function readBuses(channels: ConfigSection): BusConfig[] {
+  const buses: BusConfig[] = [];
+  const seen: SeenDevices = new Map();
+  for (const { name, section } of channels.children()) {
+    const bus = readBus(name, section, seen);
+    if (bus !== undefined) buses.push(bus);
+    section.warnUnknownKeys();
+  }
+  return buses;
+}
+
+function readBus(name: string, bus: ConfigSection, seen: SeenDevices): BusConfig | undefined {
+  // A disabled bus is skipped before anything else is checked: users park
+  // half-written buses this way.
+  if (!bus.boolean('enabled', true)) {
+    bus.ignoreAll();
+    return undefined;
+  }
+  const type = bus.optionalString('type');
+  switch (type) {
+    case 'MODBUSTCP':
+      return {
+        type,
+        hostname: bus.string('hostname', '127.0.0.1'),
+        port: bus.integer('port', 502, 1, 65535),
+        ...readCommon(name, bus, DEFAULT_TCP_TIMEOUT_MS, seen),
+      };
+    case 'MODBUSRTU':
+      return {
+        type,
+        port: bus.requiredString('port', 'the serial device, e.g. /dev/extcomm/0/0'),
+        baudrate: bus.integer('baudrate', 19200, 300, 4_000_000),
+        parity: bus.choice('parity', ['N', 'E', 'O'] as const, 'N'),
+        stopbits: bus.choice('stopbits', [1, 2] as const, 1),
+        ...readCommon(name, bus, DEFAULT_SERIAL_TIMEOUT_MS, seen),
+      };
+    case 'SIMULATOR':
+      return {
+        type,
+        toggleMs: bus.integer('toggle_ms', 2000, 0, 86_400_000),
+        ...readCommon(name, bus, DEFAULT_SERIAL_TIMEOUT_MS, seen),
+      };
+    case 'OWFS':
+    case 'OWBUS':
+      bus.warn(bus.at, undefined, '1-Wire not supported yet, bus ignored');
+      break;
+    case undefined:
+      bus.warn(bus.at, undefined, "no 'type' given (MODBUSTCP, MODBUSRTU or SIMULATOR), bus ignored");
+      break;
+    default:
+      bus.warn(bus.at, 'type', `bus type '${type}' is not supported (MODBUSTCP, MODBUSRTU or SIMULATOR), bus ignored`);
+  }
+  // An ignored bus gets one warning, not one more per key we do not read.
+  bus.ignoreAll();
+  return undefined;
+}
+
+function readCommon(name: string, bus: ConfigSection, defaultTimeoutMs: number, seen: SeenDevices) {
+  const hasBusInfo = bus.has('device_info');
+  return {
+    name,
+    deviceInfo: hasBusInfo ? readDeviceInfo(bus.section('device_info'), 'unknown', 'unknown') : undefined,
+    timeoutMs: bus.integer('timeout', defaultTimeoutMs, 1, 60_000),
+    retries: bus.integer('retries', DEFAULT_RETRIES, 0, 10),
+    devices: readDevices(name, bus, hasBusInfo, seen),
+  };
+}
+
+function readDevices(busName: string, bus: ConfigSection, hasBusInfo: boolean, seen: SeenDevices): DeviceConfig[] {
+  if (!bus.has('devices')) {
+    bus.markKnown('devices');
+    bus.warn(bus.at, undefined, 'bus has no devices');
+    return [];
+  }
+  const devices: DeviceConfig[] = [];
+  for (const { name, section } of bus.section('devices').children()) {
+    const device = readDevice(name, section, hasBusInfo);
+    section.warnUnknownKeys();
+    if (device === undefined) continue;
+    const earlier = seen.get(name);
+    if (earlier !== undefined) {
+      section.warn(section.at, undefined, `device name '${name}' is also used on bus ${earlier.bus} (${formatOrigin(earlier.origin)}); their circuits will clash`);
+    } else {
+      seen.set(name, { bus: busName, origin: section.at });
+    }
+    devices.push(device);
+  }
+  return devices;
+}
+
+function readDevice(name: string, device: ConfigSection, hasBusInfo: boolean): DeviceConfig | undefined {
+  if (!device.boolean('enabled', true)) {
+    device.ignoreAll();
+    return undefined;
+  }
+  const model = readModel(device);
+  const config: DeviceConfig = {
+    name,
+    model,
+    slaveId: device.integer('slave-id', 1, 0, 247),
+    scanFrequency: device.number('scan_frequency', 50, 0),
+    scanEnabled: device.boolean('scan_enabled', true),
+  };
+  // EVOK registers a per-device device_info when the bus has none, or when
+  // the device brings its own.
+  if (!hasBusInfo || device.has('device_info')) {
+    config.deviceInfo = readDeviceInfo(device.section('device_info'), model, familyOf(model));
+  } else {
+    device.markKnown('device_info');
+  }
+  return config;
+}
+
+/**
+ * The hw-definition name. YAML turns an unquoted `model: 00` into the integer
+ * 0 (and `13` into 13); EVOK then fails to find the board. Board names are
+ * two digits, so an integer is turned back into its zero-padded form.
+ */
+function readModel(device: ConfigSection): string {
+  const node = device.value('model');
+  if (node === undefined) {
+    device.missing('model', "the board's hw definition name, e.g. '00' or 'xS51'");
+    return '';
+  }
+  if (node.kind === 'scalar' && typeof node.value === 'number' && Number.isInteger(node.value) && node.value >= 0) {
+    return String(node.value).padStart(2, '0');
+  }
+  if (node.kind === 'scalar' && typeof node.value === 'string' && node.value !== '') return node.value;
+  device.mismatch(node, 'model', "a hw definition name such as '00' or 'xS51'");
+  return '';
+}
+
+function familyOf(model: string): string {
+  return /^x[smlg]/i.test(model) ? 'Extension' : 'unknown';
+}
+
+function readDeviceInfo(info: ConfigSection, defaultModel: string, defaultFamily: string): DeviceInfoConfig {
+  const sn = info.has('sn') ? info.integer('sn', 0, 0, Number.MAX_SAFE_INTEGER) : null;
+  const config: DeviceInfoConfig = {
+    family: info.string('family', defaultFamily),
+    model: info.string('model', defaultModel),
+    sn,
+    board_count: info.integer('board_count', 1, 1, 1000),
+  };
+  info.markKnown('sn');
+  info.warnUnknownKeys();
+  return config;
+}

@@ -1,0 +1,61 @@
+// The startup banner: what the daemon is about to talk to and what it serves,
+// on one screen, so a wrong config is visible before anything is polled.
+import type { BusConfig, Config, DeviceConfig } from './types.js';
+
+export function startupSummary(config: Config): string {
+  const lines = [`Configuration: ${config.file ?? 'built-in (simulated Neuron brain board)'}`, 'Buses:'];
+  if (config.buses.length === 0) lines.push('  (none)');
+  for (const bus of config.buses) {
+    lines.push(`  ${bus.name}: ${busLocation(bus)}, timeout ${bus.timeoutMs} ms, ${plural(bus.retries, 'retry', 'retries')}`);
+    if (bus.devices.length === 0) lines.push('    (no devices)');
+    for (const device of bus.devices) lines.push(`    ${deviceLine(device)}`);
+  }
+  const { apis } = config;
+  const host = apis.address.includes(':') ? `[${apis.address}]` : apis.address;
+  lines.push(
+    'APIs:',
+    `  HTTP       http://${host}:${apis.port}`,
+    `  WebSocket  ${apis.websocket.enabled ? `on, ws://${host}:${apis.port}/ws` : 'off'}`,
+    `  Webhook    ${apis.webhook.enabled ? `on, ${apis.webhook.complexEvents ? 'POST' : 'GET'} ${apis.webhook.address} for ${apis.webhook.deviceMask.join(', ')}` : 'off'}`,
+    `  MQTT       ${mqttLine(config)}`,
+    `  Access     ${accessLine(config)}`,
+    `Aliases: ${config.aliasFile}`,
+    `HW definitions: ${config.hwDefinitionDirs.length > 0 ? config.hwDefinitionDirs.join(', ') : 'built-in only'}`,
+    `Logging: ${config.logging.level}${config.logging.file === undefined ? '' : ` to ${config.logging.file}`}`,
+  );
+  return lines.join('\n');
+}
+
+function busLocation(bus: BusConfig): string {
+  switch (bus.type) {
+    case 'MODBUSTCP':
+      return `Modbus TCP ${bus.hostname}:${bus.port}`;
+    case 'MODBUSRTU':
+      return `Modbus RTU ${bus.port} ${bus.baudrate} 8${bus.parity}${bus.stopbits}`;
+    case 'SIMULATOR':
+      return `simulator, inputs toggle ${bus.toggleMs > 0 ? `every ${bus.toggleMs} ms` : 'never'}`;
+  }
+}
+
+function deviceLine(device: DeviceConfig): string {
+  const rate = !device.scanEnabled ? 'scan off' : device.scanFrequency === 0 ? 'as fast as possible' : `${device.scanFrequency} Hz`;
+  return `device ${device.name.padEnd(6)} model ${device.model.padEnd(6)} slave ${String(device.slaveId).padEnd(3)} ${rate}`;
+}
+
+function mqttLine(config: Config): string {
+  const { mqtt } = config.apis;
+  if (!mqtt.enabled) return 'off';
+  const scheme = mqtt.tls === undefined ? 'mqtt' : 'mqtts';
+  const discovery = mqtt.homeassistant.enabled ? `, Home Assistant discovery under ${mqtt.homeassistant.discoveryPrefix}/` : '';
+  return `on, ${scheme}://${mqtt.address}:${mqtt.port} as ${mqtt.clientId}, topics ${mqtt.topicPrefix}/..., qos ${mqtt.qos}${discovery}`;
+}
+
+function accessLine(config: Config): string {
+  const { auth } = config.apis;
+  const anonymous = auth.allowAnonymous ? 'anyone' : auth.loopbackAnonymous ? 'loopback only' : 'nobody';
+  return `${plural(auth.tokens.length, 'token', 'tokens')}, without a token: ${anonymous}`;
+}
+
+function plural(count: number, one: string, many: string): string {
+  return `${count} ${count === 1 ? one : many}`;
+}

@@ -61,6 +61,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     feed.publish(events);
   };
 
+  let globalId = 0;
   for (const busConfig of config.buses) {
     const models = resolveModels(busConfig, findModel, log);
     const { link, simulation } = createLink(busConfig, models);
@@ -76,9 +77,10 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     for (const deviceConfig of busConfig.devices) {
       const model = models.get(deviceConfig.name);
       if (!model) continue;
+      globalId++;
       const period = deviceConfig.scanFrequency > 0 ? 1000 / deviceConfig.scanFrequency : 0;
       const slave = new SlaveUnit(deviceConfig.name, deviceConfig.slaveId, model, bus, period, onChange);
-      for (const device of buildDevices(slave, { log: (message) => log.warn(message) })) registry.add(device);
+      for (const device of buildDevices(slave, { globalId, log: (message) => log.warn(message) })) registry.add(device);
       const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig));
       slaveDevices.set(slave, slaveDevice);
       registry.add(slaveDevice);

@@ -17,6 +17,8 @@ import { Watchdog } from './watchdog.js';
 // Turns a board model's features into API devices attached to their slave.
 
 export interface BuildContext {
+  /** Position of the slave in the configuration, shown as `glob_dev_id` by DI and DO. */
+  globalId: number;
   log: (message: string) => void;
 }
 
@@ -42,17 +44,17 @@ interface WithRegisters {
   registers(): Array<{ space: RegisterSpace; address: number }>;
 }
 
-function buildFeature(slave: SlaveUnit, feature: Feature, { log }: BuildContext): Built {
+function buildFeature(slave: SlaveUnit, feature: Feature, { globalId, log }: BuildContext): Built {
   const built = <D extends Device & WithRegisters>(device: D) => ({ device, registers: device.registers() });
   /** Circuit of channel i; every numbered type honours start_index (EVOK only did for DI, EVOK#195). */
   const circuit = (i: number) => circuitName(slave.name, i + 1 + ('start_index' in feature ? feature.start_index ?? 0 : 0));
   switch (feature.type) {
     case 'DI':
-      return range(feature.count).map((i) => built(new DigitalInput(circuit(i), slave, feature, i)));
+      return range(feature.count).map((i) => built(new DigitalInput(circuit(i), slave, feature, i, globalId)));
     case 'DO': {
       const group: DigitalOutput[] = [];
       return range(feature.count).map((i) => {
-        const device = new DigitalOutput(circuit(i), slave, feature, i, group, log);
+        const device = new DigitalOutput(circuit(i), slave, feature, i, globalId, group, log);
         group.push(device);
         return built(device);
       });

@@ -27,6 +27,7 @@ export class DigitalInput extends SlaveDevice<DiWrite> {
     slave: SlaveUnit,
     private readonly feature: DiFeature,
     private readonly index: number,
+    private readonly globalId: number,
   ) {
     super(circuit, slave);
     const { modes, ds_modes = ['Simple'] } = feature;
@@ -70,6 +71,7 @@ export class DigitalInput extends SlaveDevice<DiWrite> {
       state['ds_mode'] = this.currentDsMode();
       state['ds_modes'] = this.feature.ds_modes ?? ['Simple'];
     }
+    state['glob_dev_id'] = this.globalId;
     return state;
   }
 

@@ -30,6 +30,7 @@ export class DigitalOutput extends SlaveDevice<DoWrite> {
     slave: SlaveUnit,
     private readonly feature: DoFeature,
     private readonly index: number,
+    private readonly globalId: number,
     private readonly timerGroup: DigitalOutput[],
     private readonly log: (message: string) => void,
   ) {
@@ -62,6 +63,7 @@ export class DigitalOutput extends SlaveDevice<DoWrite> {
       modes: this.feature.modes,
       pwm_freq: this.frequency(),
       pwm_duty: this.dutyPercent(duty),
+      glob_dev_id: this.globalId,
     };
   }
 

@@ -39,7 +39,7 @@ describe('ro', () => {
 
   test('invalid writes are 400 and switch nothing', async () => {
     const before = relays().get('holding', 1);
-    for (const fields of [{ value: '2' }, { value: 'on' }, { value: '1', timeout: '5' }, { mode: 'PWM' }]) {
+    for (const fields of [{ value: '2' }, { value: 'on' }, { value: '1', timeout: '5' }, { mode: 'PWM' }] as Record<string, string>[]) {
       const { status, body } = await postForm(url('/rest/ro/2_04'), fields);
       assert.equal(status, 400, JSON.stringify(fields));
       assert.equal(body.success, false);
@@ -115,7 +115,7 @@ describe('owpower and nv_save', () => {
       assertShape(body, { dev: 'string', circuit: 'string', value: 'number' });
       assert.equal(body.dev, type);
     }
-    const types = new Set(list((await get(url('/rest/all'))).body).map((device) => device.dev));
+    const types = new Set<unknown>(list((await get(url('/rest/all'))).body).map((device) => device.dev));
     assert.ok(types.has('owpower'));
     assert.ok(!types.has('nv_save'));
   });

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpServer } from '../../src/api/http-server.js';
+import { loadHwDefinitionDir } from '../../src/boards/hwdef.js';
+import type { BoardModel } from '../../src/boards/model.js';
 import { findModel } from '../../src/boards/resolve.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
@@ -43,7 +45,10 @@ export async function startDaemon(yaml: string, dir = mkdtempSync(join(tmpdir(),
   writeFileSync(file, /^alias_file:/m.test(yaml) ? yaml : `alias_file: alias.yaml\n${yaml}`);
   const { config } = loadConfig({ file });
   const log = createLogger('ERROR');
-  const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);
+  // As the daemon does: hw-definition files (e.g. `<dir>/hw_definitions/*.yaml`) next to the built-in maps.
+  const userModels = new Map<string, BoardModel>();
+  for (const hwDir of config.hwDefinitionDirs) for (const [name, model] of loadHwDefinitionDir(hwDir).models) userModels.set(name, model);
+  const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
   await runtime.start();
   const server: Server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'test' });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -74,7 +74,7 @@ describe('modbus_slave', () => {
   test('is fresh on every read, also inside /rest/all', async () => {
     const first = (await get(url('/rest/modbus_slave/1'))).body.stats?.requests;
     await waitFor(async () => (await get(url('/rest/modbus_slave/1'))).body.stats?.requests !== first);
-    const inAll = () => get(url('/rest/all')).then(({ body }) => list(body).find((device) => device.dev === 'modbus_slave' && device.circuit === '1'));
+    const inAll = () => get(url('/rest/all')).then(({ body }) => list(body).find((device) => String(device.dev) === 'modbus_slave' && String(device.circuit) === '1'));
     const before = (await inAll())?.stats?.requests;
     await waitFor(async () => (await inAll())?.stats?.requests !== before);
   });
@@ -138,7 +138,7 @@ describe('listings', () => {
   test('/rest/{dev}/all by canonical and alternate names', async () => {
     const relays = list((await get(url('/rest/relay/all'))).body);
     assert.equal(relays.length, 8 + 5);
-    assert.ok(relays.every((device) => device.dev === 'ro'));
+    assert.ok(relays.every((device) => String(device.dev) === 'ro'));
     assert.deepEqual(list((await get(url('/rest/run/all'))).body).map((device) => device.circuit), ['alias']);
     assert.equal(list((await get(url('/rest/nv_save/all'))).body).length, 3);
   });

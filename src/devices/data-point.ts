@@ -74,5 +74,6 @@ export class DataPoint extends SlaveDevice {
     }
   }
 
+  /** Only alias-only writes get here (nothing is writable), and the alias is set by the registry. */
   protected async apply(): Promise<void> {}
 }

@@ -25,5 +25,6 @@ export class DeviceInfo extends Device {
     return { dev: 'device_info', family, model, sn, board_count, circuit: this.circuit };
   }
 
+  /** Only alias-only writes get here (nothing is writable), and the alias is set by the registry. */
   protected async apply(): Promise<void> {}
 }

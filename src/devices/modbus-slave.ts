@@ -62,6 +62,7 @@ export class ModbusSlave extends Device {
     return false;
   }
 
+  /** Only alias-only writes get here (nothing is writable), and the alias is set by the registry. */
   protected async apply(): Promise<void> {}
 }
 

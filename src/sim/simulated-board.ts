@@ -11,14 +11,12 @@ import { applyFirmwareDefaults } from './firmware-defaults.js';
 type Space = 'holding' | 'input';
 
 export class SimulatedBoard implements SlaveStore {
-  private readonly registers: Record<Space, Uint16Array> = {
-    holding: new Uint16Array(65536),
-    input: new Uint16Array(65536),
-  };
-  private readonly present: Record<Space, Uint8Array> = {
-    holding: new Uint8Array(65536),
-    input: new Uint8Array(65536),
-  };
+  // Sized to the highest register the model's blocks cover, not to the whole
+  // 16-bit address space: six full-size arrays were 384 KB per board, most of
+  // a simulating daemon's memory beyond Node's own. Addresses past the end
+  // read as 0 and are never present.
+  private readonly registers: Record<Space, Uint16Array>;
+  private readonly present: Record<Space, Uint8Array>;
   private readonly coils: Map<number, CoilTarget>;
   /** Pulses written to action coils, oldest first, so tests can see a reset or NV save happen. */
   readonly actions: CoilAction[] = [];
@@ -30,6 +28,10 @@ export class SimulatedBoard implements SlaveStore {
   writes = 0;
 
   constructor(readonly model: BoardModel) {
+    const size = (space: Space) =>
+      Math.max(0, ...model.blocks.filter((block) => block.type === space).map((block) => block.start_reg + block.count));
+    this.registers = { holding: new Uint16Array(size('holding')), input: new Uint16Array(size('input')) };
+    this.present = { holding: new Uint8Array(size('holding')), input: new Uint8Array(size('input')) };
     for (const block of model.blocks) {
       this.present[block.type].fill(1, block.start_reg, block.start_reg + block.count);
     }
@@ -38,7 +40,7 @@ export class SimulatedBoard implements SlaveStore {
   }
 
   get(space: Space, address: number): number {
-    return this.registers[space][address]!;
+    return this.registers[space][address] ?? 0;
   }
 
   /** Set a register as the board's firmware would (inputs, counters, analog values). */
@@ -47,7 +49,7 @@ export class SimulatedBoard implements SlaveStore {
   }
 
   setBit(address: number, bit: number, on: boolean): void {
-    const word = this.registers.holding[address]!;
+    const word = this.get('holding', address);
     this.registers.holding[address] = on ? word | (1 << bit) : word & ~(1 << bit);
   }
 

@@ -67,15 +67,21 @@ export class RegisterCache {
     return changed;
   }
 
-  /** Apply a write the slave has confirmed, so replies show the new state at once. */
-  patch(space: RegisterSpace, address: number, values: readonly number[]): void {
-    for (const block of this.blocks) {
+  /**
+   * Apply a write the slave has confirmed, so replies show the new state at
+   * once. Calls `touched` with the index of each block it changed a value in.
+   */
+  patch(space: RegisterSpace, address: number, values: readonly number[], touched?: (blockIndex: number) => void): void {
+    this.blocks.forEach((block, index) => {
       const { start_reg, count, type } = block.def;
-      if (type !== space || !block.valid) continue;
+      if (type !== space || !block.valid) return;
       for (let i = 0; i < values.length; i++) {
         const offset = address + i - start_reg;
-        if (offset >= 0 && offset < count) block.values[offset] = values[i]!;
+        if (offset >= 0 && offset < count) {
+          block.values[offset] = values[i]!;
+          touched?.(index);
+        }
       }
-    }
+    });
   }
 }

@@ -47,6 +47,9 @@ export class SlaveUnit {
   private firstScanDone!: () => void;
   /** Devices to re-decode after each block read, by block index. */
   private readonly dependents: Device[][];
+  /** Blocks confirmed writes patched since the last refreshAfterWrite. */
+  private readonly patchedBlocks = new Set<number>();
+  private readonly markPatched = (blockIndex: number) => this.patchedBlocks.add(blockIndex);
 
   constructor(
     readonly name: string,
@@ -119,7 +122,25 @@ export class SlaveUnit {
     return `Modbus slave '${this.name}' (unit ${this.unit} on bus ${this.bus.name}) is offline: ${this.lastError}`;
   }
 
-  /** After a confirmed write: re-decode every device of this slave and report changes. */
+  /**
+   * After a write through `device`, confirmed or failed: re-decode it and the
+   * devices fed by the blocks writes patched, and report changes. Re-decoding
+   * the whole slave instead cost a 40-register brain board some fifty
+   * decode-and-serialise passes per write, most of the write path's time.
+   */
+  refreshAfterWrite(device: Device): void {
+    const changed = new Set<Device>();
+    if (device.refresh()) changed.add(device);
+    for (const index of this.patchedBlocks) {
+      for (const dependent of this.dependents[index]!) if (dependent !== device && dependent.refresh()) changed.add(dependent);
+    }
+    // Writes of other devices that patched meanwhile are covered too: their
+    // patches happened before these refreshes.
+    this.patchedBlocks.clear();
+    if (changed.size > 0) this.onChange(this, changed, false);
+  }
+
+  /** Re-decode every device of this slave and report changes. */
   refreshAll(): void {
     const changed = new Set<Device>();
     for (const device of this.devices) if (device.refresh()) changed.add(device);
@@ -132,24 +153,24 @@ export class SlaveUnit {
     const current = this.cache.get('holding', mirror.register);
     if (current === null) return;
     const mask = 1 << mirror.bit;
-    this.cache.patch('holding', mirror.register, [on ? current | mask : current & ~mask]);
+    this.cache.patch('holding', mirror.register, [on ? current | mask : current & ~mask], this.markPatched);
   }
 
   async writeRegister(address: number, value: number): Promise<void> {
     await this.request({ fc: 6, address, value }, 'write');
-    this.cache.patch('holding', address, [value]);
+    this.cache.patch('holding', address, [value], this.markPatched);
   }
 
   async writeRegisters(address: number, values: number[]): Promise<void> {
     await this.request({ fc: 16, address, values }, 'write');
-    this.cache.patch('holding', address, values);
+    this.cache.patch('holding', address, values, this.markPatched);
   }
 
   /** A fresh read ahead of the polls, for read-modify-write of shared bit registers. */
   async readRegisters(space: RegisterSpace, address: number, quantity: number): Promise<number[]> {
     const response = await this.request({ fc: space === 'input' ? 4 : 3, address, quantity }, 'write');
     if (!('registers' in response)) throw new ModbusError('protocol', `slave ${this.unit}: unexpected reply`);
-    this.cache.patch(space, address, response.registers);
+    this.cache.patch(space, address, response.registers, this.markPatched);
     return response.registers;
   }
 

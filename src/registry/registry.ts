@@ -11,8 +11,13 @@ const ALIAS_PREFIX = 'al_';
 export class Registry {
   private readonly byType = new Map<DeviceType, Map<string, Device>>();
   private readonly aliases = new Map<string, Device>();
-  /** `/rest/all` as ready JSON texts, and the devices whose text must be made fresh each time. */
-  private allParts: Array<string | Device> | undefined;
+  /**
+   * `/rest/all` as encoded runs of ready JSON (brackets and commas included)
+   * between runs of volatile devices, whose text must be made fresh for each
+   * request. Built once per change, so a request encodes only the volatile
+   * devices and copies the rest.
+   */
+  private allSegments: Array<Buffer | Device[]> | undefined;
   private allBody: Buffer | undefined;
   /** Called after any alias change, to persist the table. */
   onAliasChange: (() => void) | undefined;
@@ -93,21 +98,39 @@ export class Registry {
   /** Body of `GET /rest/all`, in EVOK's type order. */
   allJson(): Buffer {
     if (this.allBody) return this.allBody;
-    if (!this.allParts) {
-      this.allParts = [];
-      for (const type of REST_ALL_ORDER) {
-        for (const device of this.byType.get(type)?.values() ?? []) this.allParts.push(device.volatile ? device : device.json());
+    const segments = (this.allSegments ??= this.buildAllSegments());
+    if (segments.length === 1) return (this.allBody = segments[0] as Buffer);
+    return Buffer.concat(segments.map((part) => (Buffer.isBuffer(part) ? part : Buffer.from(part.map((device) => device.json()).join(',')))));
+  }
+
+  private buildAllSegments(): Array<Buffer | Device[]> {
+    const segments: Array<Buffer | Device[]> = [];
+    let text = '[';
+    /** The run of volatile devices being collected, if the last device was one. */
+    let run: Device[] | undefined;
+    let count = 0;
+    for (const type of REST_ALL_ORDER) {
+      for (const device of this.byType.get(type)?.values() ?? []) {
+        const separator = count++ === 0 ? '' : ',';
+        if (device.volatile) {
+          if (!run) {
+            segments.push(Buffer.from(text + separator));
+            segments.push((run = []));
+            text = '';
+          }
+          run.push(device);
+        } else {
+          text += separator + device.json();
+          run = undefined;
+        }
       }
     }
-    const hasVolatile = this.allParts.some((part) => typeof part !== 'string');
-    const texts = this.allParts.map((part) => (typeof part === 'string' ? part : part.json()));
-    const body = Buffer.from(`[${texts.join(',')}]`);
-    if (!hasVolatile) this.allBody = body;
-    return body;
+    segments.push(Buffer.from(text + ']'));
+    return segments;
   }
 
   private dropListing(): void {
-    this.allParts = undefined;
+    this.allSegments = undefined;
     this.allBody = undefined;
   }
 

@@ -4,7 +4,7 @@ import type { ChangeFeed } from '../registry/feed.js';
 import type { Registry } from '../registry/registry.js';
 import { writeDevice } from '../registry/write.js';
 import { checkJsonContentType, parseFormBody, parseJsonObject, readBody } from './body.js';
-import { sendError, sendJson, sendNoContent, sendSuccess } from './respond.js';
+import { sendError, sendJson, sendNoContent, sendSuccessJson } from './respond.js';
 
 // `/rest/...` (form bodies) and `/json/...` (JSON bodies): the same devices,
 // the same replies; only the body format of writes differs.
@@ -88,7 +88,10 @@ async function write(
     const body = await readBody(req);
     const device = ctx.registry.resolve(type, circuit);
     const params = format === 'json' ? parseJsonObject(body) : parseFormBody(req, body);
-    sendSuccess(res, await writeDevice(ctx.registry, ctx.feed, device, params));
+    await writeDevice(ctx.registry, ctx.feed, device, params);
+    // The confirmed state's JSON text was just made for the next GET; reuse it
+    // rather than serialising the same state again.
+    sendSuccessJson(res, device.json());
   } catch (error) {
     sendError(res, error);
   }

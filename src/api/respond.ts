@@ -47,5 +47,10 @@ export function sendError(res: ServerResponse, error: unknown, extraHeaders?: Re
 }
 
 export function sendSuccess(res: ServerResponse, result: unknown): void {
-  sendJson(res, 200, `{"success":true,"result":${JSON.stringify(result)}}`);
+  sendSuccessJson(res, JSON.stringify(result));
+}
+
+/** The success envelope around a result that is JSON text already, such as a device's cached text. */
+export function sendSuccessJson(res: ServerResponse, resultJson: string): void {
+  sendJson(res, 200, `{"success":true,"result":${resultJson}}`);
 }

@@ -1,6 +1,5 @@
 import type { BoardModel } from './boards/model.js';
 import type { BusConfig, Config } from './config/types.js';
-import type { Device } from './devices/device.js';
 import { buildDevices } from './devices/build.js';
 import { ScanLoop } from './devices/scan-loop.js';
 import { SlaveUnit, type ChangeListener } from './devices/slave-unit.js';
@@ -24,6 +23,8 @@ export interface Runtime {
   slaves: SlaveUnit[];
   /** Simulated boards of SIMULATOR buses, by bus name then unit id. */
   simulations: Map<string, Simulation>;
+  /** Tell `listener` whenever a slave goes on- or offline; returns the unsubscribe function. */
+  watchSlaves(listener: (slave: SlaveUnit) => void): () => void;
   /**
    * Start buses and scans; resolves once every slave was scanned once (or
    * after a bound), so the first API answers carry values rather than nulls.
@@ -39,12 +40,13 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
   const slaves: SlaveUnit[] = [];
   const loops: Array<{ bus: ModbusBus; loop: ScanLoop }> = [];
   const simulations = new Map<string, Simulation>();
+  const slaveWatchers = new Set<(slave: SlaveUnit) => void>();
 
-  const onChange: ChangeListener = (_slave, changed) => {
+  const onChange: ChangeListener = (slave, changed, stateChanged) => {
     registry.invalidate();
-    const events: Device[] = [];
-    for (const device of changed) if (device.eventCapable) events.push(device);
-    feed.publish(events);
+    // The feed itself keeps non-event devices away from listeners that follow EVOK's event set.
+    feed.publish([...changed]);
+    if (stateChanged) for (const watcher of slaveWatchers) watcher(slave);
   };
 
   let globalId = 0;
@@ -79,6 +81,10 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     buses,
     slaves,
     simulations,
+    watchSlaves(listener) {
+      slaveWatchers.add(listener);
+      return () => slaveWatchers.delete(listener);
+    },
     async start() {
       for (const simulation of simulations.values()) simulation.start();
       for (const bus of buses) bus.start();

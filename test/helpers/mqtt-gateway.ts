@@ -24,7 +24,8 @@ export function writeMqttConfig({ port, clientId = 'iogate-test', extra = '' }: 
   const file = join(dir, 'config.yaml');
   writeFileSync(
     file,
-    `apis:
+    `alias_file: aliases.yaml
+apis:
   mqtt:
     enabled: true
     address: 127.0.0.1

@@ -14,12 +14,13 @@ import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
 export interface MqttSettings {
   port: number;
   clientId?: string;
+  enabled?: boolean;
   /** Further lines under `apis.mqtt:`, already indented by four spaces. */
   extra?: string;
 }
 
-/** A config file for a SIMULATOR bus with one Neuron brain board (`00`) and MQTT on. */
-export function writeMqttConfig({ port, clientId = 'iogate-test', extra = '' }: MqttSettings, toggleMs = 0): string {
+/** A config file for a SIMULATOR bus with one Neuron brain board (`00`) and MQTT (on unless told). */
+export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '' }: MqttSettings, toggleMs = 0): string {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-mqtt-'));
   const file = join(dir, 'config.yaml');
   writeFileSync(
@@ -27,7 +28,7 @@ export function writeMqttConfig({ port, clientId = 'iogate-test', extra = '' }: 
     `alias_file: aliases.yaml
 apis:
   mqtt:
-    enabled: true
+    enabled: ${enabled}
     address: 127.0.0.1
     port: ${port}
     client-id: ${clientId}

@@ -43,6 +43,7 @@ export async function writeDevice(
     if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
     throw error;
   } finally {
+    // The feed passes it on only to listeners that take it (EVOK pushes no registers, MQTT does).
     if (device.settle()) feed.publish([device]);
   }
   return device.full();

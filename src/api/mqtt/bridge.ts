@@ -20,7 +20,6 @@ export interface MqttBridgeOptions {
   registry: Registry;
   feed: ChangeFeed;
   slaves: readonly SlaveUnit[];
-  watchSlaves(listener: (slave: SlaveUnit) => void): () => void;
   log: Logger;
 }
 
@@ -29,12 +28,12 @@ export interface MqttBridge {
   stop(): Promise<void>;
 }
 
-export function startMqtt({ config, registry, feed, slaves, watchSlaves, log }: MqttBridgeOptions): MqttBridge {
+export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOptions): MqttBridge {
   const topics = new Topics(config.topicPrefix);
   const client = connectBroker(config, topics, log);
   const { qos } = config;
   const states = new StatePublisher({ sink: client, topics, qos, retain: config.retain, log });
-  const availability = new SlaveAvailability(client, topics, qos, log);
+  const availability = new SlaveAvailability(client, topics, qos, slaves, log);
   const commands = new CommandHandler({ sink: client, topics, registry, feed, qos, log });
   const slaveOf = slaveIndex(slaves);
   const discovery = config.homeassistant.enabled
@@ -47,7 +46,7 @@ export function startMqtt({ config, registry, feed, slaves, watchSlaves, log }: 
       if (error) log.error(`MQTT: cannot subscribe to ${topics.commandFilter}: ${error.message}`);
     });
     discovery?.publishAll(registry.devices());
-    availability.publishAll(slaves);
+    availability.publishAll();
     states.connected(registry.devices());
   });
   client.on('message', (topic, payload, packet) => commands.handle(topic, payload, packet.retain));
@@ -55,16 +54,15 @@ export function startMqtt({ config, registry, feed, slaves, watchSlaves, log }: 
   const unsubscribe = feed.subscribe(
     (devices) => {
       states.changed(devices);
+      availability.changed(devices);
       discovery?.changed(devices);
     },
     { includeSilent: true },
   );
-  const unwatch = watchSlaves((slave) => availability.publish(slave));
 
   return {
     async stop() {
       unsubscribe();
-      unwatch();
       if (client.connected) {
         await new Promise<void>((resolve) => client.publish(topics.status, OFFLINE, { qos, retain: true }, () => resolve()));
         await client.endAsync();

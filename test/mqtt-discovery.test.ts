@@ -77,6 +77,17 @@ test('every discovered entity has a unique id', async () => {
   assert.equal(new Set(ids).size, ids.length);
 });
 
+test("the brain board's analog channels and LEDs are discovered with their units and ranges", async () => {
+  const input = JSON.parse((await observer.waitFor('ha/sensor/plc_house/ai_1_01/config')).text);
+  assert.equal(input.unit_of_measurement, 'V');
+  const output = JSON.parse((await observer.waitFor('ha/number/plc_house/ao_1_01/config')).text);
+  assert.equal(output.command_topic, 'house/plc/cmd/ao/1_01');
+  assert.equal(typeof output.min, 'number');
+  assert.ok(output.max > output.min);
+  const led = JSON.parse((await observer.waitFor('ha/switch/plc_house/led_1_01/config')).text);
+  assert.equal(led.command_topic, 'house/plc/cmd/led/1_01');
+});
+
 // Analog channels, as their JSON looks (AI with `range`; Brain AO with the range only under its mode).
 const context: DiscoveryContext = { topics: new Topics('p'), discoveryPrefix: 'homeassistant', bridgeId: 'plc', qos: 1 };
 const slave = { name: '2', model: { name: 'xS51', blocks: [], features: [] } };

@@ -59,3 +59,28 @@ test('a change of the counter is published too', async () => {
   const state = await observer.waitForJson('plc1/event/di/1_04', (body) => body.counter === 42);
   assert.equal(state.counter, 42);
 });
+
+test('raw registers are mirrored too (EVOK never pushed them, #214)', async () => {
+  const observer = await observe(['plc1/event/register/1_1', 'plc1/ack/#']);
+  const before = await observer.waitForJson('plc1/event/register/1_1');
+  assert.equal(before.value & 0b10, 0);
+  await observer.publish('plc1/cmd/do/1_02', 'ON');
+  const after = await observer.waitForJson('plc1/event/register/1_1', (state) => (state.value & 0b10) !== 0);
+  assert.equal(after.dev, 'register');
+});
+
+test('analog outputs take JSON commands and publish their new value', async () => {
+  const observer = await observe(['plc1/event/ao/1_01', 'plc1/ack/#']);
+  await observer.publish('plc1/cmd/ao/1_01', '{"value": 2.5}');
+  const ack = await observer.waitForJson('plc1/ack/ao/1_01');
+  assert.equal(ack.success, true, JSON.stringify(ack));
+  assert.equal(ack.result.value, 2.5);
+  await observer.waitForJson('plc1/event/ao/1_01', (state) => state.value === 2.5);
+  await observer.publish('plc1/cmd/analogoutput/1_01', '{"value": 1.25}');
+  const alternate = await observer.waitForJson('plc1/ack/analogoutput/1_01');
+  assert.equal(alternate.result.value, 1.25, 'answered under the name it was sent to');
+  await observer.waitForJson('plc1/event/ao/1_01', (state) => state.value === 1.25);
+  const ai = await (await observe(['plc1/event/ai/1_01'])).waitForJson('plc1/event/ai/1_01');
+  assert.equal(ai.dev, 'ai');
+  assert.equal(typeof ai.value, 'number');
+});

@@ -34,12 +34,12 @@ export function attachWebSocket(
   const clients = new Set<WsClient>();
 
   const connect = (socket: WebSocket, req: IncomingMessage): void => {
-    const client = new WsClient(socket);
+    const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary));
     clients.add(client);
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
     log.debug(`WebSocket client ${peer} connected`);
     socket.on('pong', () => (client.alive = true));
-    socket.on('message', (data, isBinary) => void runCommand(ctx, client, data, isBinary));
+    socket.on('message', (data, isBinary) => client.receive(data, isBinary));
     socket.on('error', (error) => log.debug(`WebSocket client ${peer}: ${error.message}`));
     socket.on('close', () => {
       clients.delete(client);

@@ -1,4 +1,4 @@
-import { WebSocket } from 'ws';
+import { WebSocket, type RawData } from 'ws';
 import type { Device, DeviceType } from '../devices/device.js';
 
 // One WebSocket connection: its push filter and its outbox. The outbox is a
@@ -6,6 +6,10 @@ import type { Device, DeviceType } from '../devices/device.js';
 // the client caught up is sent once, with its state at sending time. So a slow
 // reader gets the latest state of everything that changed, the memory held
 // for it is bounded by the number of devices, and nobody waits for it.
+//
+// Commands run one at a time in arrival order, so a `full` sent after a `set`
+// sees the write. While one runs, the socket is not read, which makes a
+// client that floods commands wait in TCP instead of in our memory.
 
 /** Below this many unsent bytes the client counts as keeping up. */
 const KEEPING_UP_BYTES = 16 * 1024;
@@ -26,14 +30,45 @@ export class OutgoingBatch {
   }
 }
 
+export type CommandRunner = (client: WsClient, data: RawData, isBinary: boolean) => Promise<void>;
+
 export class WsClient {
   /** Types pushed to this client; undefined is EVOK's "default" filter: everything. */
   private filter: ReadonlySet<DeviceType> | undefined;
   private readonly pending = new Set<Device>();
+  /** Frames that arrived while a command ran; `ws` may deliver a few after a pause. */
+  private readonly commands: Array<[RawData, boolean]> = [];
+  private runningCommand = false;
+  private repliesBacklogged = false;
   /** Cleared by each heartbeat, set again by the peer's pong. */
   alive = true;
 
-  constructor(readonly socket: WebSocket) {}
+  constructor(
+    readonly socket: WebSocket,
+    private readonly runCommand: CommandRunner,
+  ) {}
+
+  receive(data: RawData, isBinary: boolean): void {
+    this.commands.push([data, isBinary]);
+    if (!this.runningCommand) void this.runCommands();
+  }
+
+  private async runCommands(): Promise<void> {
+    this.runningCommand = true;
+    this.updateReading();
+    for (let next = this.commands.shift(); next; next = this.commands.shift()) {
+      await this.runCommand(this, next[0], next[1]);
+    }
+    this.runningCommand = false;
+    this.updateReading();
+  }
+
+  private updateReading(): void {
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    const hold = this.runningCommand || this.repliesBacklogged;
+    if (hold && !this.socket.isPaused) this.socket.pause();
+    else if (!hold && this.socket.isPaused) this.socket.resume();
+  }
 
   setFilter(types: ReadonlySet<DeviceType> | undefined): void {
     this.filter = types;
@@ -64,7 +99,10 @@ export class WsClient {
   reply(text: string): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
     this.send(text);
-    if (this.socket.bufferedAmount > STOP_READING_BYTES) this.socket.pause();
+    if (this.socket.bufferedAmount > STOP_READING_BYTES) {
+      this.repliesBacklogged = true;
+      this.updateReading();
+    }
   }
 
   private keepingUp(): boolean {
@@ -90,7 +128,10 @@ export class WsClient {
 
   private readonly afterSend = (error?: Error): void => {
     if (error || !this.keepingUp()) return;
-    if (this.socket.isPaused) this.socket.resume();
+    if (this.repliesBacklogged) {
+      this.repliesBacklogged = false;
+      this.updateReading();
+    }
     this.flush();
   };
 }

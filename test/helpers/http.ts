@@ -1,0 +1,17 @@
+// Small HTTP helpers for tests that talk JSON to the daemon.
+
+export interface Reply {
+  status: number;
+  headers: Headers;
+  body: any;
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
+}

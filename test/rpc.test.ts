@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { postJson } from './helpers/http.js';
+import { postBody as postJson } from './helpers/post-body.js';
 import { spawnDaemon, type SpawnedDaemon } from './helpers/spawn-daemon.js';
 
 // JSON-RPC over HTTP against the built daemon with its built-in simulated board.

@@ -3,13 +3,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { postBody as postJson } from './helpers/post-body.js';
+import { postBody } from './helpers/post-body.js';
 import { spawnDaemon, type SpawnedDaemon } from './helpers/spawn-daemon.js';
 
 // POST /bulk against the built daemon with its built-in simulated board.
 
 let daemon: SpawnedDaemon;
-const bulk = (body: unknown) => postJson(`${daemon.baseUrl}/bulk`, body);
+const bulk = (body: unknown) => postBody(`${daemon.baseUrl}/bulk`, body);
 const circuits = (devices: Array<{ circuit: string }>) => devices.map((device) => device.circuit);
 
 before(async () => {
@@ -30,7 +30,7 @@ describe('group_queries (always failed in EVOK)', () => {
   });
 
   test('circuits, aliases, group and global_device_id narrow the selection', async () => {
-    await postJson(`${daemon.baseUrl}/json/di/1_04`, { alias: 'doorbell' });
+    await postBody(`${daemon.baseUrl}/json/di/1_04`, { alias: 'doorbell' });
     const { body } = await bulk({
       group_queries: [
         { device_types: ['di'], device_circuits: ['1_02', 'doorbell'] },
@@ -125,6 +125,6 @@ describe('the request itself', () => {
     const options = await fetch(`${daemon.baseUrl}/bulk/`, { method: 'OPTIONS' });
     assert.equal(options.status, 204);
     assert.equal(options.headers.get('access-control-allow-origin'), '*');
-    assert.deepEqual((await postJson(`${daemon.baseUrl}/bulk/`, {})).body, {});
+    assert.deepEqual((await postBody(`${daemon.baseUrl}/bulk/`, {})).body, {});
   });
 });

@@ -3,13 +3,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { postBody as postJson } from './helpers/post-body.js';
+import { postBody } from './helpers/post-body.js';
 import { spawnDaemon, type SpawnedDaemon } from './helpers/spawn-daemon.js';
 
 // JSON-RPC over HTTP against the built daemon with its built-in simulated board.
 
 let daemon: SpawnedDaemon;
-const rpc = (body: unknown) => postJson(`${daemon.baseUrl}/rpc`, body);
+const rpc = (body: unknown) => postBody(`${daemon.baseUrl}/rpc`, body);
 let nextId = 1;
 async function call(method: string, params?: unknown): Promise<any> {
   const id = nextId++;
@@ -136,7 +136,7 @@ describe('protocol', () => {
 
   test('GET → 405; trailing slash works', async () => {
     assert.equal((await fetch(`${daemon.baseUrl}/rpc`)).status, 405);
-    assert.equal((await postJson(`${daemon.baseUrl}/rpc/`, { jsonrpc: '2.0', id: 1, method: 'di_get', params: ['1_01'] })).body.result.dev, 'di');
+    assert.equal((await postBody(`${daemon.baseUrl}/rpc/`, { jsonrpc: '2.0', id: 1, method: 'di_get', params: ['1_01'] })).body.result.dev, 'di');
   });
 });
 
@@ -152,7 +152,7 @@ test('a slave that does not answer → -32603 internal error', async () => {
   try {
     let body;
     for (let attempt = 0; attempt < 200; attempt++) {
-      body = (await postJson(`${offline.baseUrl}/rpc`, { jsonrpc: '2.0', id: 1, method: 'do_set', params: ['1_01', 1] })).body;
+      body = (await postBody(`${offline.baseUrl}/rpc`, { jsonrpc: '2.0', id: 1, method: 'do_set', params: ['1_01', 1] })).body;
       if (body.error?.code === -32603) break;
     }
     assert.equal(body.error.code, -32603);

@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import { createHttpServer } from './api/http-server.js';
 import type { MqttBridge } from './api/mqtt/bridge.js';
+import { startWebhook } from './api/webhook.js';
+import { attachWebSocket } from './api/websocket.js';
 import type { BoardModel } from './boards/model.js';
 import { loadHwDefinitionDir } from './boards/hwdef.js';
 import { findModel } from './boards/resolve.js';
@@ -86,6 +88,11 @@ function main(): void {
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
   const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: `v${VERSION}` });
+  const { websocket, webhook } = config.apis;
+  const ws = websocket.enabled
+    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, log)
+    : undefined;
+  const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
   server.on('error', (error) => {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);
@@ -121,6 +128,8 @@ function main(): void {
     log.info(`${signal}: shutting down`);
     const deadline = setTimeout(() => process.exit(0), 3000);
     deadline.unref();
+    ws?.close();
+    hook?.stop();
     server.close();
     server.closeAllConnections?.();
     void Promise.allSettled([mqtt?.stop(), runtime.stop()]).finally(() => process.exit(0));

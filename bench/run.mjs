@@ -46,7 +46,11 @@ const EVOK = {
 };
 
 const BULK_BODY = JSON.stringify({
-  individual_assignments: ['1_01', '1_02', '1_03', '1_04'].map((circuit) => ({ device_type: 'do', circuit, value: 1 })),
+  individual_assignments: ['1_01', '1_02', '1_03', '1_04'].map((circuit) => ({
+    device_type: 'do',
+    device_circuit: circuit,
+    assigned_values: { value: 1 },
+  })),
 });
 
 function positive(name, fallback) {
@@ -339,6 +343,10 @@ async function main() {
   };
 
   const bulkProbe = await get(port, '/bulk', 'POST', { body: BULK_BODY, contentType: 'application/json' });
+  // Each assignment answers in its own envelope inside a 200; a failing one would make the figure meaningless.
+  if (bulkProbe.status !== 404 && (bulkProbe.status !== 200 || bulkProbe.body.includes('"success":false'))) {
+    throw new Error(`POST /bulk probe failed (${bulkProbe.status}): ${bulkProbe.body}`);
+  }
   const scenarios = [
     { key: 'getSingle', label: 'GET /rest/do/1_01', path: gets.getSingle, bare: true },
     { key: 'getAll', label: `GET /rest/all (${deviceCount} devices)`, path: gets.getAll, bare: true },

@@ -84,7 +84,12 @@ function main(): void {
   for (const warning of warnings) log.warn(warning);
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
-  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: `v${VERSION}` });
+  const server = createHttpServer({
+    registry: runtime.registry,
+    feed: runtime.feed,
+    version: `v${VERSION}`,
+    metrics: runtime,
+  });
   server.on('error', (error) => {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);

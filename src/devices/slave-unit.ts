@@ -70,6 +70,8 @@ export class SlaveUnit {
     const started = performance.now();
     const wasState = this.state;
     const firstPass = this.state !== 'online';
+    // While offline the scan is a probe: one attempt per block, no retries.
+    const retries = this.state === 'offline' ? 0 : undefined;
     const scanNumber = this.scanNumber++;
     try {
       for (let index = 0; index < this.model.blocks.length; index++) {
@@ -79,6 +81,7 @@ export class SlaveUnit {
           this.unit,
           { fc: block.type === 'input' ? 4 : 3, address: block.start_reg, quantity: block.count },
           'poll',
+          retries,
         );
         if (!('registers' in response)) continue;
         this.cache.store(index, response.registers);

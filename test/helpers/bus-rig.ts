@@ -38,6 +38,8 @@ export interface Rig {
   whenState(name: string, state: SlaveState): Promise<void>;
   /** Resolves after the named slave completes `count` more scans. */
   scans(name: string, count: number): Promise<void>;
+  /** Resolves once `condition` holds after one of the named slave's scans (rejects after `timeoutMs`). */
+  afterScanWhen(name: string, condition: () => boolean, timeoutMs?: number): Promise<void>;
   get(path: string): Promise<{ status: number; body: string }>;
   post(path: string, form: Record<string, string>): Promise<{ status: number; body: string }>;
   stop(): Promise<void>;
@@ -110,6 +112,22 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
         let left = count;
         const listener = () => {
           if (--left > 0) return;
+          events.off(`scan:${name}`, listener);
+          resolve();
+        };
+        events.on(`scan:${name}`, listener);
+      });
+    },
+    afterScanWhen(name, condition, timeoutMs = 5000) {
+      if (condition()) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          events.off(`scan:${name}`, listener);
+          reject(new Error(`condition not met within ${timeoutMs} ms of scans of slave ${name}`));
+        }, timeoutMs);
+        const listener = () => {
+          if (!condition()) return;
+          clearTimeout(timer);
           events.off(`scan:${name}`, listener);
           resolve();
         };

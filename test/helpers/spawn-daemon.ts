@@ -17,9 +17,9 @@ export interface SpawnedDaemon {
 
 export async function spawnDaemon(
   args: string[] = [],
-  { node = process.execPath, cwd }: { node?: string; cwd?: string } = {},
+  { node = process.execPath, cwd, bundle = BUNDLE }: { node?: string; cwd?: string; bundle?: string } = {},
 ): Promise<SpawnedDaemon> {
-  const child = spawn(node, [BUNDLE, '--port', '0', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(node, [bundle, '--port', '0', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

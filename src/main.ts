@@ -94,14 +94,15 @@ function main(): void {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);
   });
-  server.listen(config.apis.port, config.apis.address, () => {
-    const address = server.address();
-    const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
-    process.stderr.write(startupSummary({ ...config, apis: { ...config.apis, port: actualPort } }) + '\n');
-    // A parent process (tests, supervisors) can wait for this line instead of polling.
-    log.info(`listening on http://${config.apis.address}:${actualPort}`);
-    runtime.start();
-  });
+  void runtime.start().then(() =>
+    server.listen(config.apis.port, config.apis.address, () => {
+      const address = server.address();
+      const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
+      process.stderr.write(startupSummary({ ...config, apis: { ...config.apis, port: actualPort } }) + '\n');
+      // A parent process (tests, supervisors) can wait for this line instead of polling.
+      log.info(`listening on http://${config.apis.address}:${actualPort}`);
+    }),
+  );
 
   let stopping = false;
   const shutdown = (signal: string) => {

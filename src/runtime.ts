@@ -14,6 +14,9 @@ import type { Simulation } from './sim/simulation.js';
 // Assembles the daemon's core from a configuration: buses, slaves, devices,
 // the registry and the change feed. The APIs are attached on top of this.
 
+/** How long start-up waits for absent or slow slaves before serving anyway. */
+const FIRST_SCAN_BOUND_MS = 1000;
+
 export interface Runtime {
   registry: Registry;
   feed: ChangeFeed;
@@ -21,7 +24,11 @@ export interface Runtime {
   slaves: SlaveUnit[];
   /** Simulated boards of SIMULATOR buses, by bus name then unit id. */
   simulations: Map<string, Simulation>;
-  start(): void;
+  /**
+   * Start buses and scans; resolves once every slave was scanned once (or
+   * after a bound), so the first API answers carry values rather than nulls.
+   */
+  start(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -72,11 +79,17 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     buses,
     slaves,
     simulations,
-    start() {
+    async start() {
       for (const simulation of simulations.values()) simulation.start();
       for (const bus of buses) bus.start();
       // The first scan waits for its line, so a slow connect is not counted as a failed scan.
       for (const { bus, loop } of loops) void bus.whenConnected().then(() => loop.start());
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(slaves.map((slave) => slave.firstScan)),
+        new Promise((resolve) => (bound = setTimeout(resolve, FIRST_SCAN_BOUND_MS))),
+      ]);
+      clearTimeout(bound);
     },
     async stop() {
       for (const { loop } of loops) loop.stop();

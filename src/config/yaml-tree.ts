@@ -3,7 +3,7 @@
 // and config.yaml can be merged while each value still points at its own
 // file for messages.
 import { readFileSync } from 'node:fs';
-import { LineCounter, isAlias, isMap, isScalar, isSeq, parseDocument, type Document, type YAMLError } from 'yaml';
+import { LineCounter, isAlias, isMap, isNode, isScalar, isSeq, parseDocument, type Document, type YAMLError } from 'yaml';
 import { ConfigError } from './errors.js';
 
 export interface Origin {
@@ -117,7 +117,7 @@ function convert(node: unknown, doc: Document.Parsed, origin: (offset: number) =
     const entries = new Map<string, MapEntry>();
     const merged: TreeNode[] = [];
     for (const pair of node.items) {
-      const keyOrigin = isScalar(pair.key) || isAlias(pair.key) || isMap(pair.key) || isSeq(pair.key) ? origin(pair.key.range?.[0] ?? 0) : at;
+      const keyOrigin = isNode(pair.key) ? origin(pair.key.range?.[0] ?? 0) : at;
       const value: TreeNode = pair.value === null
         ? { kind: 'scalar', value: null, text: '', plain: true, origin: keyOrigin }
         : convert(pair.value, doc, origin, resolving);

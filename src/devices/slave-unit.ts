@@ -37,6 +37,9 @@ export class SlaveUnit {
   private failuresInRow = 0;
   private probeDelay = FIRST_PROBE_MS;
   private nextProbeAt = 0;
+  /** Settles when the first scan attempt is over, answered or not. */
+  readonly firstScan: Promise<void>;
+  private firstScanDone!: () => void;
   /** Devices to re-decode after each block read, by block index. */
   private readonly dependents: Device[][];
 
@@ -50,6 +53,7 @@ export class SlaveUnit {
   ) {
     this.cache = new RegisterCache(model.blocks);
     this.dependents = model.blocks.map(() => []);
+    this.firstScan = new Promise((resolve) => (this.firstScanDone = resolve));
   }
 
   /** Register a device and the blocks whose reads can change it. */
@@ -103,6 +107,7 @@ export class SlaveUnit {
       }
     }
     this.stats.lastScanMs = performance.now() - started;
+    this.firstScanDone();
     if (changed.size > 0 || wasState !== this.state) this.onChange(this, changed, wasState !== this.state);
   }
 

@@ -1,11 +1,11 @@
 import type { Device, DeviceType } from '../devices/device.js';
 import { RequestError } from '../errors.js';
+import { validateAlias } from './alias-store.js';
 import { REST_ALL_ORDER, canonicalType } from './type-names.js';
 
 // Every API device by type and circuit, their aliases, and the pre-serialised
 // body of `/rest/all`, rebuilt only after something changed.
 
-const ALIAS_PATTERN = /^[A-Za-z0-9._-]+$/;
 const ALIAS_PREFIX = 'al_';
 
 export class Registry {
@@ -54,7 +54,8 @@ export class Registry {
     if (!device.aliasable) return `${device.type} devices cannot have an alias`;
     if (typeof alias !== 'string') return `Invalid alias ${JSON.stringify(alias)}`;
     if (alias === '') return undefined;
-    if (!ALIAS_PATTERN.test(alias)) return `Invalid alias ${alias}`;
+    const invalid = validateAlias(alias);
+    if (invalid) return invalid;
     const owner = this.aliases.get(alias);
     if (owner && owner !== device) return `Duplicate alias ${alias}`;
     return undefined;

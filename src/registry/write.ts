@@ -25,6 +25,7 @@ export async function writeDevice(
 ): Promise<DeviceState> {
   let action: () => Promise<void>;
   try {
+    if (Object.keys(params).length === 0) throw new ValidationError('nothing to write: the request names no field');
     if ('alias' in params) {
       const problem = registry.aliasProblem(device, params['alias']);
       if (problem) throw new RequestError(400, 'Exception', problem);

@@ -11,6 +11,8 @@ const ALIAS_PREFIX = 'al_';
 export class Registry {
   private readonly byType = new Map<DeviceType, Map<string, Device>>();
   private readonly aliases = new Map<string, Device>();
+  /** `/rest/all` as ready JSON texts, and the devices whose text must be made fresh each time. */
+  private allParts: Array<string | Device> | undefined;
   private allBody: Buffer | undefined;
   /** Called after any alias change, to persist the table. */
   onAliasChange: (() => void) | undefined;
@@ -20,7 +22,7 @@ export class Registry {
     if (!circuits) this.byType.set(device.type, (circuits = new Map()));
     circuits.set(device.circuit, device);
     if (device.alias) this.aliases.set(device.alias, device);
-    this.allBody = undefined;
+    this.dropListing();
   }
 
   typeOf(name: string): DeviceType {
@@ -32,6 +34,11 @@ export class Registry {
   /** Devices of one type in registration order (empty for a known type with none). */
   list(typeName: string): Device[] {
     return [...(this.byType.get(this.typeOf(typeName))?.values() ?? [])];
+  }
+
+  /** The device with exactly this type and circuit (no alias lookup), if any. */
+  find(type: DeviceType, circuit: string): Device | undefined {
+    return this.byType.get(type)?.get(circuit);
   }
 
   /** `circuit` may be the circuit, an alias, or `al_<alias>`. */
@@ -70,7 +77,7 @@ export class Registry {
     if (device.alias) this.aliases.delete(device.alias);
     device.alias = alias || undefined;
     if (alias) this.aliases.set(alias, device);
-    this.allBody = undefined;
+    this.dropListing();
     this.onAliasChange?.();
   }
 
@@ -80,19 +87,28 @@ export class Registry {
 
   /** Drop cached listings after devices changed. */
   invalidate(): void {
-    this.allBody = undefined;
+    this.dropListing();
   }
 
   /** Body of `GET /rest/all`, in EVOK's type order. */
   allJson(): Buffer {
-    if (!this.allBody) {
-      const parts: string[] = [];
+    if (this.allBody) return this.allBody;
+    if (!this.allParts) {
+      this.allParts = [];
       for (const type of REST_ALL_ORDER) {
-        for (const device of this.byType.get(type)?.values() ?? []) parts.push(device.json());
+        for (const device of this.byType.get(type)?.values() ?? []) this.allParts.push(device.volatile ? device : device.json());
       }
-      this.allBody = Buffer.from(`[${parts.join(',')}]`);
     }
-    return this.allBody;
+    const hasVolatile = this.allParts.some((part) => typeof part !== 'string');
+    const texts = this.allParts.map((part) => (typeof part === 'string' ? part : part.json()));
+    const body = Buffer.from(`[${texts.join(',')}]`);
+    if (!hasVolatile) this.allBody = body;
+    return body;
+  }
+
+  private dropListing(): void {
+    this.allParts = undefined;
+    this.allBody = undefined;
   }
 
   devices(): IterableIterator<Device> {

@@ -43,7 +43,7 @@ export async function writeDevice(
     if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
     throw error;
   } finally {
-    if (device.settle()) feed.publish([device]);
+    if (device.settle() && device.eventCapable) feed.publish([device]);
   }
   return device.full();
 }

@@ -155,10 +155,10 @@ export class SlaveUnit {
   }
 
   /** Every transaction with this slave goes through here, so its counters see them all. */
-  private async request(request: ModbusRequest, priority: Priority): Promise<ModbusResponse> {
+  private async request(request: ModbusRequest, priority: Priority, retries?: number): Promise<ModbusResponse> {
     this.stats.requests++;
     try {
-      return await this.bus.request(this.unit, request, priority);
+      return await this.bus.request(this.unit, request, priority, retries);
     } catch (error) {
       if (error instanceof ModbusError && error.kind === 'timeout') this.stats.timeouts++;
       else this.stats.errors++;

@@ -62,7 +62,7 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
         registry.invalidate();
         if (stateChanged) events.emit(`state:${changed.name}`, changed.state);
       });
-      const { devices } = buildDevices(slave, { globalId: ++globalId, log: () => {} });
+      const devices = buildDevices(slave, { globalId: ++globalId, log: () => {} });
       for (const device of devices) registry.add(device);
       // Count scans by wrapping the slave's scan: the loop calls it once per slot.
       const scan = slave.scan.bind(slave);

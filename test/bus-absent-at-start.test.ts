@@ -11,7 +11,7 @@ import { startRig } from './helpers/bus-rig.js';
 test('a slave absent at start has its devices registered and comes online when it first answers', async () => {
   const line = new FaultyLine([{ unit: 1, model: brain00 }]);
   line.silent.add(1);
-  const rig = await startRig([{ link: line, slaves: [{ name: '1', unit: 1, model: brain00 }], options: { timeoutMs: 20 } }]);
+  const rig = await startRig([{ link: line, slaves: [{ name: '1', unit: 1, model: brain00 }], options: { timeoutMs: 50 } }]);
   try {
     await rig.whenState('1', 'offline');
     assert.ok(rig.registry.list('di').length > 0, 'devices are registered without a single answer');

@@ -8,6 +8,10 @@ import { FaultyLine } from './helpers/faulty-line.js';
 // Line noise on RS485: corrupted, fragmented, garbage-prefixed and
 // concatenated replies. Each is counted where it is detectable and the
 // transaction still completes with the right registers.
+//
+// The timeout is generous so that a loaded machine never turns a delayed but
+// intact reply into a timeout; where a test says "without a timeout" it checks
+// the counter, not the clock.
 
 const READ = { fc: 3, address: 0, quantity: 2 } as const;
 
@@ -15,7 +19,7 @@ async function setup(): Promise<{ line: FaultyLine; bus: ModbusBus }> {
   const line = new FaultyLine([{ unit: 1, model: brain00 }]);
   line.boards.get(1)!.set('holding', 0, 0xbeef);
   line.boards.get(1)!.set('holding', 1, 0x0042);
-  const bus = new ModbusBus(line, { name: 'noisy', timeoutMs: 40, retries: 2 });
+  const bus = new ModbusBus(line, { name: 'noisy', timeoutMs: 250, retries: 2 });
   bus.start();
   await bus.whenConnected();
   return { line, bus };
@@ -54,10 +58,9 @@ test('a reply trickling in byte by byte is reassembled without a retry', async (
 test('garbage in front of a reply is skipped without waiting for a timeout', async () => {
   const { line, bus } = await setup();
   line.replyFaults.push((frame) => [Buffer.concat([Buffer.from([0x00, 0xff, 0x13, 0x37, 0x01]), frame])]);
-  const started = performance.now();
   await readsRight(bus);
-  assert.ok(performance.now() - started < 40, 'resynchronised before the timeout');
-  assert.equal(bus.stats().timeouts, 0);
+  assert.equal(bus.stats().timeouts, 0, 'resynchronised on the reply itself');
+  assert.equal(bus.stats().retries, 0);
   await bus.stop();
 });
 

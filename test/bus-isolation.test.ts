@@ -12,6 +12,11 @@ import { FaultyLine } from './helpers/faulty-line.js';
 // times out and a write to it hangs for its full timeout, the other bus keeps
 // its scan rate and the HTTP API (reads and writes on the healthy bus) stays
 // fast.
+//
+// Thresholds are set against the dead bus's 300 ms timeout rather than tight
+// absolute figures, so the test holds on a loaded machine: anything that had
+// to wait for the dead bus would take at least 300 ms, and a healthy bus held
+// up by it would scan hardly at all during the hang.
 
 test('a bus whose peer never answers delays neither the other bus nor the HTTP API', async () => {
   const sockets = new Set<Socket>();
@@ -53,9 +58,9 @@ test('a bus whose peer never answers delays neither the other bus nor the HTTP A
     assert.ok(hangMs >= 550 && hangMs < 1500, `the dead write took two 300 ms attempts (${hangMs.toFixed(0)} ms)`);
     const scans = good.stats.scans - scansBefore;
     const expected = hangMs / 20;
-    assert.ok(scans >= expected * 0.85, `healthy bus kept 50 Hz: ${scans} scans in ${hangMs.toFixed(0)} ms`);
-    assert.ok(Math.max(...latencies) < 50, `GET latencies stayed low: max ${Math.max(...latencies).toFixed(1)} ms`);
-    assert.ok(writeMs < 50, `write on the healthy bus took ${writeMs.toFixed(1)} ms`);
+    assert.ok(scans >= expected * 0.6, `healthy bus kept 50 Hz: ${scans} scans in ${hangMs.toFixed(0)} ms`);
+    assert.ok(Math.max(...latencies) < 150, `GET latencies stayed low: max ${Math.max(...latencies).toFixed(1)} ms`);
+    assert.ok(writeMs < 150, `write on the healthy bus took ${writeMs.toFixed(1)} ms`);
   } finally {
     await rig.stop();
     for (const socket of sockets) socket.destroy();

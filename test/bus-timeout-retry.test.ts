@@ -27,7 +27,7 @@ test('a silent slave fails after the timeout of every attempt, with each retry c
   });
   const elapsed = performance.now() - started;
   assert.ok(elapsed >= 3 * 40 - 5, `three attempts of 40 ms, took ${elapsed.toFixed(1)} ms`);
-  assert.ok(elapsed < 3 * 40 + 100, `no more than three attempts, took ${elapsed.toFixed(1)} ms`);
+  assert.ok(elapsed < 3 * 40 + 300, `no more than three attempts, took ${elapsed.toFixed(1)} ms`);
   assert.equal(line.heard.get(1), 3);
   const stats = bus.stats();
   assert.equal(stats.requests, 3);
@@ -42,7 +42,7 @@ test('a reply lost once is recovered by a retry', async () => {
   const line = new FaultyLine([{ unit: 1, model: brain00 }]);
   line.boards.get(1)!.set('holding', 0, 0x1234);
   line.replyFaults.push(() => []);
-  const bus = await connectedBus(line, 30, 1);
+  const bus = await connectedBus(line, 100, 1);
   const response = await bus.request(1, { fc: 3, address: 0, quantity: 1 }, 'poll');
   assert.deepEqual('registers' in response && response.registers, [0x1234]);
   const stats = bus.stats();

@@ -10,7 +10,7 @@ import { startRig } from './helpers/bus-rig.js';
 
 async function rigWithLine() {
   const line = new FaultyLine([{ unit: 1, model: brain00 }]);
-  const rig = await startRig([{ link: line, slaves: [{ name: '1', unit: 1, model: brain00, periodMs: 50 }], options: { timeoutMs: 30, retries: 1 } }]);
+  const rig = await startRig([{ link: line, slaves: [{ name: '1', unit: 1, model: brain00, periodMs: 50 }], options: { timeoutMs: 100, retries: 1 } }]);
   await rig.whenState('1', 'online');
   return { line, rig };
 }
@@ -23,7 +23,7 @@ test('a write that times out answers 504 and writes nothing', async () => {
     assert.equal(reply.status, 504);
     const body = JSON.parse(reply.body);
     assert.equal(body.success, false);
-    assert.match(body.errors.ModbusError, /did not answer within 30 ms/);
+    assert.match(body.errors.ModbusError, /did not answer within 100 ms/);
     assert.equal(line.boards.get(1)!.get('holding', 1) & 1, 0);
   } finally {
     await rig.stop();

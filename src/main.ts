@@ -1,5 +1,8 @@
 import { parseArgs } from 'node:util';
 import { createHttpServer } from './api/http-server.js';
+import type { MqttBridge } from './api/mqtt/bridge.js';
+import { startWebhook } from './api/webhook.js';
+import { attachWebSocket } from './api/websocket.js';
 import type { BoardModel } from './boards/model.js';
 import { loadHwDefinitionDir } from './boards/hwdef.js';
 import { findModel } from './boards/resolve.js';
@@ -90,19 +93,38 @@ function main(): void {
     version: `v${VERSION}`,
     metrics: runtime,
   });
+  const { websocket, webhook } = config.apis;
+  const ws = websocket.enabled
+    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, log)
+    : undefined;
+  const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
   server.on('error', (error) => {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);
   });
-  void runtime.start().then(() =>
+  let mqtt: MqttBridge | undefined;
+  void runtime.start().then(async () => {
+    if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
     server.listen(config.apis.port, config.apis.address, () => {
       const address = server.address();
       const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
       process.stderr.write(startupSummary({ ...config, apis: { ...config.apis, port: actualPort } }) + '\n');
       // A parent process (tests, supervisors) can wait for this line instead of polling.
       log.info(`listening on http://${config.apis.address}:${actualPort}`);
-    }),
-  );
+    });
+  });
+
+  /** MQTT is loaded only when enabled, so otherwise no client library is loaded and nothing connects. */
+  async function startMqttSafely(): Promise<MqttBridge | undefined> {
+    try {
+      const { startMqtt } = await import('./api/mqtt/bridge.js');
+      return startMqtt({ ...runtime, config: config.apis.mqtt, log });
+    } catch (error) {
+      // The other APIs serve on: a broken MQTT setup (e.g. an unreadable TLS file) must not stop the controller.
+      log.error(`MQTT: not started: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -111,9 +133,11 @@ function main(): void {
     log.info(`${signal}: shutting down`);
     const deadline = setTimeout(() => process.exit(0), 3000);
     deadline.unref();
+    ws?.close();
+    hook?.stop();
     server.close();
     server.closeAllConnections?.();
-    void runtime.stop().finally(() => process.exit(0));
+    void Promise.allSettled([mqtt?.stop(), runtime.stop()]).finally(() => process.exit(0));
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

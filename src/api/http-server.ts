@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { RequestError } from '../errors.js';
+import { handleBulk } from './bulk.js';
 import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
+import { handleRpc } from './rpc.js';
 import { sendError, sendText } from './respond.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
@@ -32,6 +34,14 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): voi
       return;
     case 'json':
       handleDeviceRoute(ctx, 'json', segments.slice(1), req, res);
+      return;
+    case 'bulk':
+      if (segments.length !== 1) break;
+      handleBulk(ctx, req, res);
+      return;
+    case 'rpc':
+      if (segments.length !== 1) break;
+      handleRpc(ctx, req, res);
       return;
     case 'version':
       if (segments.length !== 1) break;

@@ -92,7 +92,12 @@ function main(): void {
   for (const warning of warnings) log.warn(warning);
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
-  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: `v${VERSION}` });
+  const server = createHttpServer({
+    registry: runtime.registry,
+    feed: runtime.feed,
+    version: `v${VERSION}`,
+    metrics: runtime,
+  });
   const { websocket, webhook } = config.apis;
   const ws = websocket.enabled
     ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, log)

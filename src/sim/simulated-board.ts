@@ -27,6 +27,11 @@ export class SimulatedBoard implements SlaveStore {
   reads = 0;
   writes = 0;
 
+  /** Every request served. */
+  get requests(): number {
+    return this.reads + this.writes;
+  }
+
   constructor(readonly model: BoardModel) {
     const size = (space: Space) =>
       Math.max(0, ...model.blocks.filter((block) => block.type === space).map((block) => block.start_reg + block.count));

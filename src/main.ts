@@ -1,4 +1,7 @@
 import { parseArgs } from 'node:util';
+import { createAuthorizer } from './api/auth.js';
+import { bindPolicyProblem } from './api/bind-policy.js';
+import { createCorsPolicy } from './api/cors.js';
 import { createHttpServer } from './api/http-server.js';
 import type { BoardModel } from './boards/model.js';
 import { loadHwDefinitionDir } from './boards/hwdef.js';
@@ -8,6 +11,7 @@ import { loadConfig } from './config/load.js';
 import { startupSummary } from './config/summary.js';
 import { createLogger } from './log.js';
 import { buildRuntime } from './runtime.js';
+import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { VERSION } from './version.js';
 
 // Command-line entry of the daemon.
@@ -80,11 +84,25 @@ function main(): void {
     process.exit(1);
   }
   const { config, warnings } = loaded;
+  const unsafeBind = bindPolicyProblem(config.apis);
+  if (unsafeBind !== undefined) {
+    process.stderr.write(`iogate: cannot start: ${unsafeBind}\n`);
+    process.exit(1);
+  }
   const log = createLogger(args.debug ? 'DEBUG' : config.logging.level);
   for (const warning of warnings) log.warn(warning);
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
-  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: `v${VERSION}` });
+  const cors = createCorsPolicy(config.apis.auth.corsOrigins);
+  const auth = createAuthorizer(config.apis.auth, cors.allowsOrigin);
+  const server = createHttpServer({
+    registry: runtime.registry,
+    feed: runtime.feed,
+    version: `v${VERSION}`,
+    auth,
+    cors,
+    limits: config.apis.limits,
+  });
   server.on('error', (error) => {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);
@@ -104,11 +122,9 @@ function main(): void {
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: shutting down`);
-    const deadline = setTimeout(() => process.exit(0), 3000);
-    deadline.unref();
-    server.close();
-    server.closeAllConnections?.();
-    void runtime.stop().finally(() => process.exit(0));
+    // Backstop in case a step ignores its bound; a little later than the bound so the steps normally finish first.
+    setTimeout(() => process.exit(0), SHUTDOWN_BOUND_MS + 500).unref();
+    void shutDown(server, [{ name: 'buses and devices', run: () => runtime.stop() }], log).finally(() => process.exit(0));
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -57,6 +57,6 @@ test('listed origins are echoed with Vary: Origin; others are not', () =>
       assert.equal(other.headers['access-control-allow-origin'], undefined);
       const anonymous = await httpCall(baseUrl, '/rest/di/1_01', { headers: { Origin: 'https://panel.example' } });
       assert.equal(anonymous.status, 200, 'loopback client from a listed origin');
-      assert.equal(anonymous.headers['access-control-allow-origin'], 'https://panel.example', 'errors and successes carry the same CORS answer');
+      assert.equal(anonymous.headers['access-control-allow-origin'], 'https://panel.example', 'anonymous loopback replies get the same CORS answer');
     },
   ));

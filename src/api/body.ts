@@ -18,8 +18,12 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
+        // Not destroyed: the client should still get its 413. The reply
+        // closes the connection, which ends the upload (see sendError).
+        req.pause();
+        req.removeAllListeners('data');
+        chunks.length = 0;
         reject(new RequestError(413, 'PayloadTooLarge', `request body over ${limit} bytes`));
-        req.destroy();
         return;
       }
       chunks.push(chunk);

@@ -55,6 +55,8 @@ export function sendNoContent(res: ServerResponse): void {
   res.end();
 }
 
+const CLOSE_CONNECTION = { Connection: 'close' };
+
 /** EVOK's error envelope. */
 export function errorBody(kind: string, message: string): string {
   return JSON.stringify({ success: false, errors: { [kind]: message } });
@@ -66,7 +68,9 @@ export function sendError(res: ServerResponse, error: unknown, extraHeaders?: Re
       ? error
       : { status: 500, kind: 'InternalError', message: error instanceof Error ? error.message : String(error) };
   const body = errorBody(kind, message);
-  res.writeHead(status, { ...headersOf(res).json, ...extraHeaders, 'Content-Length': Buffer.byteLength(body) });
+  // The rest of an oversized body may still be on its way; closing beats reading it.
+  const connection = status === 413 ? CLOSE_CONNECTION : undefined;
+  res.writeHead(status, { ...headersOf(res).json, ...extraHeaders, ...connection, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
 

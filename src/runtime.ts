@@ -1,18 +1,27 @@
 import type { BoardModel } from './boards/model.js';
 import type { BusConfig, Config } from './config/types.js';
+import { AliasManager } from './devices/alias-manager.js';
 import type { Device } from './devices/device.js';
 import { buildDevices } from './devices/build.js';
+import { DeviceInfo } from './devices/device-info.js';
+import { ModbusSlave, type SlaveLink } from './devices/modbus-slave.js';
 import { ScanLoop } from './devices/scan-loop.js';
 import { SlaveUnit, type ChangeListener } from './devices/slave-unit.js';
 import type { Logger } from './log.js';
 import { ModbusBus } from './modbus/bus.js';
+import { PersistedAliases } from './registry/alias-book.js';
+import { AliasSaver, readAliasFile } from './registry/alias-store.js';
 import { ChangeFeed } from './registry/feed.js';
 import { Registry } from './registry/registry.js';
 import { createLink } from './transport/create-link.js';
 import type { Simulation } from './sim/simulation.js';
 
 // Assembles the daemon's core from a configuration: buses, slaves, devices,
-// the registry and the change feed. The APIs are attached on top of this.
+// the registry, the change feed and the alias file. The APIs are attached on
+// top of this.
+
+/** Alias changes arriving within this time cost one write of the alias file. */
+const ALIAS_SAVE_DELAY_MS = 1000;
 
 /** How long start-up waits for absent or slow slaves before serving anyway. */
 const FIRST_SCAN_BOUND_MS = 1000;
@@ -29,6 +38,7 @@ export interface Runtime {
    * after a bound), so the first API answers carry values rather than nulls.
    */
   start(): Promise<void>;
+  /** Stops polling and the buses, and writes unsaved alias changes. */
   stop(): Promise<void>;
 }
 
@@ -39,11 +49,15 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
   const slaves: SlaveUnit[] = [];
   const loops: Array<{ bus: ModbusBus; loop: ScanLoop }> = [];
   const simulations = new Map<string, Simulation>();
+  const slaveDevices = new Map<SlaveUnit, ModbusSlave>();
 
-  const onChange: ChangeListener = (_slave, changed) => {
+  const onChange: ChangeListener = (slave, changed, stateChanged) => {
     registry.invalidate();
     const events: Device[] = [];
     for (const device of changed) if (device.eventCapable) events.push(device);
+    // Going on- or offline is news about the slave itself.
+    const slaveDevice = slaveDevices.get(slave);
+    if (stateChanged && slaveDevice) events.push(slaveDevice);
     feed.publish(events);
   };
 
@@ -59,19 +73,28 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       log: (level, message) => (level === 'warn' ? log.warn(message) : log.info(message)),
     });
     buses.push(bus);
+    if (busConfig.deviceInfo) registry.add(new DeviceInfo(busConfig.deviceInfo.model, busConfig.deviceInfo));
     for (const deviceConfig of busConfig.devices) {
       const model = models.get(deviceConfig.name);
       if (!model) continue;
       globalId++;
       const period = deviceConfig.scanFrequency > 0 ? 1000 / deviceConfig.scanFrequency : 0;
       const slave = new SlaveUnit(deviceConfig.name, deviceConfig.slaveId, model, bus, period, onChange);
-      const { devices, warnings } = buildDevices(slave, { globalId, log: (message) => log.warn(message) });
-      for (const warning of warnings) log.warn(warning);
-      for (const device of devices) registry.add(device);
+      for (const device of buildDevices(slave, { globalId, log: (message) => log.warn(message) })) registry.add(device);
+      const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig));
+      slaveDevices.set(slave, slaveDevice);
+      registry.add(slaveDevice);
+      if (deviceConfig.deviceInfo) registry.add(new DeviceInfo(deviceConfig.name, deviceConfig.deviceInfo));
       slaves.push(slave);
       loops.push({ bus, loop: new ScanLoop(slave, period, deviceConfig.scanEnabled) });
     }
   }
+
+  const saver = new AliasSaver(config.aliasFile, ALIAS_SAVE_DELAY_MS, (message) => log.error(message));
+  const aliases = new PersistedAliases(registry, saver);
+  registry.add(new AliasManager(aliases));
+  const { aliases: saved, warnings } = readAliasFile(config.aliasFile);
+  for (const warning of [...warnings, ...aliases.attach(saved)]) log.warn(warning);
 
   return {
     registry,
@@ -94,9 +117,20 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     async stop() {
       for (const { loop } of loops) loop.stop();
       for (const simulation of simulations.values()) simulation.stop();
-      await Promise.all(buses.map((bus) => bus.stop()));
+      await Promise.all([saver.flush(), ...buses.map((bus) => bus.stop())]);
     },
   };
+}
+
+function slaveLink(bus: BusConfig): SlaveLink {
+  switch (bus.type) {
+    case 'MODBUSTCP':
+      return { type: 'TCP', spec: bus.hostname };
+    case 'MODBUSRTU':
+      return { type: 'RTU', spec: bus.port };
+    case 'SIMULATOR':
+      return { type: 'SIMULATOR', spec: bus.name };
+  }
 }
 
 function resolveModels(

@@ -1,13 +1,23 @@
-import type { Feature } from '../boards/model.js';
+import type { Feature, RegisterSpace } from '../boards/model.js';
+import { AnalogInput } from './ai.js';
+import { AnalogOutput } from './ao.js';
+import { BrainAnalogOutput } from './bao.js';
+import { DataPoint } from './data-point.js';
 import type { Device } from './device.js';
 import { DigitalInput } from './di.js';
 import { DigitalOutput } from './do.js';
+import { UserLed } from './led.js';
+import { NvSave } from './nv-save.js';
+import { OneWirePower } from './owpower.js';
+import { RawRegister } from './register.js';
+import { RelayOutput } from './ro.js';
 import type { SlaveUnit } from './slave-unit.js';
+import { Watchdog } from './watchdog.js';
 
 // Turns a board model's features into API devices attached to their slave.
 
 export interface BuildContext {
-  /** Position of the slave in the configuration, shown as `glob_dev_id`. */
+  /** Position of the slave in the configuration, shown as `glob_dev_id` by DI and DO. */
   globalId: number;
   log: (message: string) => void;
 }
@@ -17,44 +27,58 @@ export function circuitName(deviceName: string, number: number): string {
   return `${deviceName}_${String(number).padStart(2, '0')}`;
 }
 
-export function buildDevices(slave: SlaveUnit, context: BuildContext): { devices: Device[]; warnings: string[] } {
-  const warnings: string[] = [];
+export function buildDevices(slave: SlaveUnit, context: BuildContext): Device[] {
   const devices: Device[] = [];
   for (const feature of slave.model.features) {
-    const built = buildFeature(slave, feature, context);
-    if (built === undefined) {
-      warnings.push(`model ${slave.model.name}: feature ${feature.type} is not supported yet`);
-      continue;
-    }
-    for (const { device, registers } of built) {
+    for (const { device, registers } of buildFeature(slave, feature, context)) {
       slave.attach(device, registers);
       devices.push(device);
     }
   }
-  return { devices, warnings };
+  return devices;
 }
 
-type Built = Array<{ device: Device; registers: Array<{ space: 'holding' | 'input'; address: number }> }>;
+type Built = Array<{ device: Device; registers: Array<{ space: RegisterSpace; address: number }> }>;
 
-function buildFeature(slave: SlaveUnit, feature: Feature, { globalId, log }: BuildContext): Built | undefined {
-  const name = slave.name;
+interface WithRegisters {
+  registers(): Array<{ space: RegisterSpace; address: number }>;
+}
+
+function buildFeature(slave: SlaveUnit, feature: Feature, { globalId, log }: BuildContext): Built {
+  const built = <D extends Device & WithRegisters>(device: D) => ({ device, registers: device.registers() });
+  /** Circuit of channel i; every numbered type honours start_index (EVOK only did for DI, EVOK#195). */
+  const circuit = (i: number) => circuitName(slave.name, i + 1 + ('start_index' in feature ? feature.start_index ?? 0 : 0));
   switch (feature.type) {
     case 'DI':
-      return range(feature.count).map((i) => {
-        const device = new DigitalInput(circuitName(name, i + 1 + (feature.start_index ?? 0)), slave, feature, i, globalId);
-        return { device, registers: device.registers() };
-      });
+      return range(feature.count).map((i) => built(new DigitalInput(circuit(i), slave, feature, i, globalId)));
     case 'DO': {
       const group: DigitalOutput[] = [];
       return range(feature.count).map((i) => {
-        const circuit = circuitName(name, i + 1 + (feature.start_index ?? 0));
-        const device = new DigitalOutput(circuit, slave, feature, i, globalId, group, log);
+        const device = new DigitalOutput(circuit(i), slave, feature, i, globalId, group, log);
         group.push(device);
-        return { device, registers: device.registers() };
+        return built(device);
       });
     }
-    default:
-      return undefined;
+    case 'RO':
+      return range(feature.count).map((i) => built(new RelayOutput(circuit(i), slave, feature, i)));
+    case 'LED':
+      return range(feature.count).map((i) => built(new UserLed(circuit(i), slave, feature, i)));
+    case 'WD':
+      return range(feature.count).map((i) => built(new Watchdog(circuit(i), slave, feature, i)));
+    case 'AI':
+      return range(feature.count).map((i) => built(new AnalogInput(circuit(i), slave, feature, i)));
+    case 'AO':
+      return range(feature.count).map((i) => built(new AnalogOutput(circuit(i), slave, feature, i)));
+    case 'BAO':
+      return range(feature.count).map((i) => built(new BrainAnalogOutput(circuit(i), slave, feature, i)));
+    case 'REGISTER':
+      return range(feature.count).map((i) => built(new RawRegister(slave, feature.reg_type ?? 'holding', feature.start_reg + i)));
+    case 'DATA_POINT':
+      return range(feature.count).map((i) => built(new DataPoint(slave, feature, i)));
+    case 'OWPOWER':
+      return [{ device: new OneWirePower(slave, feature.val_coil), registers: [] }];
+    case 'NV_SAVE':
+      return [{ device: new NvSave(slave, feature.val_coil), registers: [] }];
   }
 }
 

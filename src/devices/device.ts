@@ -30,6 +30,8 @@ export abstract class Device<P extends object = object> {
   readonly eventCapable: boolean = true;
   /** Whether an alias may be given to it (EVOK: not modbus_slave, device_info, run). */
   readonly aliasable: boolean = true;
+  /** Whether its JSON changes without any event (ages by itself), so listings must not keep it. */
+  readonly volatile: boolean = false;
   alias: string | undefined;
   private state: DeviceState | undefined;
   private text: string | undefined;

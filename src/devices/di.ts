@@ -1,7 +1,8 @@
 import type { DiFeature } from '../boards/model.js';
 import { bitOf, uint32LowFirst, withBit } from './bits.js';
-import { Device, type DeviceState } from './device.js';
+import type { DeviceState } from './device.js';
 import { oneOf, truncated, type FieldSpec } from './fields.js';
+import { SlaveDevice } from './slave-device.js';
 import type { SlaveUnit } from './slave-unit.js';
 
 interface DiWrite {
@@ -14,7 +15,7 @@ interface DiWrite {
 
 const COUNTER_MODES = ['Enabled', 'Disabled'];
 
-export class DigitalInput extends Device<DiWrite> {
+export class DigitalInput extends SlaveDevice<DiWrite> {
   readonly type = 'di' as const;
   protected readonly writeSpec: FieldSpec<DiWrite>;
   /** Software-only, as in EVOK: a disabled counter reads as 0. */
@@ -23,12 +24,12 @@ export class DigitalInput extends Device<DiWrite> {
 
   constructor(
     circuit: string,
-    private readonly slave: SlaveUnit,
+    slave: SlaveUnit,
     private readonly feature: DiFeature,
     private readonly index: number,
     private readonly globalId: number,
   ) {
-    super(circuit);
+    super(circuit, slave);
     const { modes, ds_modes = ['Simple'] } = feature;
     this.directSwitch =
       modes.includes('DirectSwitch') &&
@@ -86,15 +87,6 @@ export class DigitalInput extends Device<DiWrite> {
     const toggle = bitOf(cache, this.feature.toggle_reg!, this.index);
     if (inverted === null || toggle === null) return null;
     return inverted ? 'Inverted' : toggle ? 'Toggle' : 'Simple';
-  }
-
-  override unavailable(): string | undefined {
-    return this.slave.offlineReason();
-  }
-
-  override settle(): boolean {
-    this.slave.refreshAll();
-    return false;
   }
 
   protected async apply(params: Partial<DiWrite>): Promise<void> {

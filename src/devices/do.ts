@@ -1,8 +1,9 @@
 import type { DoFeature } from '../boards/model.js';
 import { bitOf } from './bits.js';
-import { Device, type DeviceState } from './device.js';
+import type { DeviceState } from './device.js';
 import { ValidationError, binary, decimal, oneOf, type FieldSpec } from './fields.js';
 import { hardwareDuty, hardwareFrequency, hardwareTimer, softwareFrequency, softwareTimer } from './pwm.js';
+import { SlaveDevice } from './slave-device.js';
 import type { SlaveUnit } from './slave-unit.js';
 
 interface DoWrite {
@@ -14,7 +15,7 @@ interface DoWrite {
   mode: string;
 }
 
-export class DigitalOutput extends Device<DoWrite> {
+export class DigitalOutput extends SlaveDevice<DoWrite> {
   readonly type = 'do' as const;
   protected readonly writeSpec: FieldSpec<DoWrite>;
   private revertTimer: NodeJS.Timeout | undefined;
@@ -26,14 +27,14 @@ export class DigitalOutput extends Device<DoWrite> {
    */
   constructor(
     circuit: string,
-    private readonly slave: SlaveUnit,
+    slave: SlaveUnit,
     private readonly feature: DoFeature,
     private readonly index: number,
     private readonly globalId: number,
     private readonly timerGroup: DigitalOutput[],
     private readonly log: (message: string) => void,
   ) {
-    super(circuit);
+    super(circuit, slave);
     this.hardwarePwm = feature.pwm_c_reg !== undefined && feature.pwm_ps_reg !== undefined;
     this.writeSpec = {
       value: binary,
@@ -129,15 +130,6 @@ export class DigitalOutput extends Device<DoWrite> {
           [f.pwm_preset_reg!, preset],
           [f.pwm_cpres_reg!, prescaler],
         ];
-  }
-
-  override unavailable(): string | undefined {
-    return this.slave.offlineReason();
-  }
-
-  override settle(): boolean {
-    this.slave.refreshAll();
-    return false;
   }
 
   protected async apply(params: Partial<DoWrite>): Promise<void> {

@@ -1,6 +1,7 @@
 import type { BoardModel, RegisterSpace } from '../boards/model.js';
-import type { ModbusBus } from '../modbus/bus.js';
+import type { ModbusBus, Priority } from '../modbus/bus.js';
 import { ModbusError } from '../modbus/errors.js';
+import type { ModbusRequest, ModbusResponse } from '../modbus/pdu.js';
 import type { Device } from './device.js';
 import { RegisterCache } from './register-cache.js';
 
@@ -15,6 +16,10 @@ export type SlaveState = 'starting' | 'online' | 'offline';
 export type ChangeListener = (slave: SlaveUnit, changed: ReadonlySet<Device>, stateChanged: boolean) => void;
 
 export interface SlaveStats {
+  /** Transactions with this slave (polls and writes), and how many timed out or failed otherwise. */
+  requests: number;
+  timeouts: number;
+  errors: number;
   scans: number;
   failedScans: number;
   overruns: number;
@@ -31,7 +36,7 @@ export class SlaveUnit {
   readonly cache: RegisterCache;
   readonly devices: Device[] = [];
   state: SlaveState = 'starting';
-  readonly stats: SlaveStats = { scans: 0, failedScans: 0, overruns: 0, lastScanMs: 0, lastOkAt: 0 };
+  readonly stats: SlaveStats = { requests: 0, timeouts: 0, errors: 0, scans: 0, failedScans: 0, overruns: 0, lastScanMs: 0, lastOkAt: 0 };
   lastError = '';
   private scanNumber = 0;
   private failuresInRow = 0;
@@ -79,8 +84,7 @@ export class SlaveUnit {
       for (let index = 0; index < this.model.blocks.length; index++) {
         const block = this.model.blocks[index]!;
         if (!firstPass && scanNumber % block.frequency !== 0) continue;
-        const response = await this.bus.request(
-          this.unit,
+        const response = await this.request(
           { fc: block.type === 'input' ? 4 : 3, address: block.start_reg, quantity: block.count },
           'poll',
         );
@@ -121,7 +125,7 @@ export class SlaveUnit {
   }
 
   async writeCoil(address: number, on: boolean, mirror?: { register: number; bit: number }): Promise<void> {
-    await this.bus.request(this.unit, { fc: 5, address, value: on }, 'write');
+    await this.request({ fc: 5, address, value: on }, 'write');
     if (!mirror) return;
     const current = this.cache.get('holding', mirror.register);
     if (current === null) return;
@@ -130,20 +134,32 @@ export class SlaveUnit {
   }
 
   async writeRegister(address: number, value: number): Promise<void> {
-    await this.bus.request(this.unit, { fc: 6, address, value }, 'write');
+    await this.request({ fc: 6, address, value }, 'write');
     this.cache.patch('holding', address, [value]);
   }
 
   async writeRegisters(address: number, values: number[]): Promise<void> {
-    await this.bus.request(this.unit, { fc: 16, address, values }, 'write');
+    await this.request({ fc: 16, address, values }, 'write');
     this.cache.patch('holding', address, values);
   }
 
   /** A fresh read ahead of the polls, for read-modify-write of shared bit registers. */
   async readRegisters(space: RegisterSpace, address: number, quantity: number): Promise<number[]> {
-    const response = await this.bus.request(this.unit, { fc: space === 'input' ? 4 : 3, address, quantity }, 'write');
+    const response = await this.request({ fc: space === 'input' ? 4 : 3, address, quantity }, 'write');
     if (!('registers' in response)) throw new ModbusError('protocol', `slave ${this.unit}: unexpected reply`);
     this.cache.patch(space, address, response.registers);
     return response.registers;
+  }
+
+  /** Every transaction with this slave goes through here, so its counters see them all. */
+  private async request(request: ModbusRequest, priority: Priority): Promise<ModbusResponse> {
+    this.stats.requests++;
+    try {
+      return await this.bus.request(this.unit, request, priority);
+    } catch (error) {
+      if (error instanceof ModbusError && error.kind === 'timeout') this.stats.timeouts++;
+      else this.stats.errors++;
+      throw error;
+    }
   }
 }

@@ -6,6 +6,7 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { mkdir, open, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { Document, parse, visit } from 'yaml';
+import { canonicalType, typeFromV2Id } from './type-names.js';
 
 export interface AliasEntry {
   /** Plain circuit, e.g. '1_01' (not the 'ro_1_01' form the API shows). */
@@ -13,24 +14,6 @@ export interface AliasEntry {
   /** Canonical device type name, e.g. 'ro'. */
   devtype: string;
 }
-
-const CANONICAL_TYPES = new Set([
-  'ro', 'do', 'di', 'ai', 'ao', 'sensor', 'owbus', 'ds2408', 'modbus_slave', 'board', 'led',
-  'watchdog', 'register', 'data_point', 'tcp_bus', 'serial_bus', 'device_info', 'owpower', 'run', 'nv_save',
-]);
-
-/** Other names EVOK accepts for a type; a hand-edited file may use them. */
-const ALTERNATE_TYPES: Record<string, string> = {
-  digitalinput: 'di', input: 'di', digitaloutput: 'do', output: 'do', relay: 'ro',
-  analoginput: 'ai', analogoutput: 'ao', wd: 'watchdog', temp: 'sensor',
-};
-
-/** Numeric device types written by EVOK 2 (alias files of version 1.0 and early 2.0). */
-const V2_TYPE_IDS: Record<number, string> = {
-  0: 'ro', 1: 'di', 2: 'ai', 3: 'ao', 5: 'sensor', 8: 'owbus', 12: 'ds2408', 15: 'modbus_slave',
-  16: 'board', 17: 'do', 18: 'led', 19: 'watchdog', 20: 'register', 24: 'data_point',
-  26: 'tcp_bus', 27: 'serial_bus', 28: 'device_info', 29: 'owpower', 30: 'run', 31: 'nv_save',
-};
 
 /** Error text for a name that cannot be an alias, undefined when it can. */
 export function validateAlias(name: string): string | undefined {
@@ -88,7 +71,7 @@ function collect(candidates: { name: unknown; entry: unknown; typeKey: string }[
     const label = typeof name === 'string' || typeof name === 'number' ? String(name) : JSON.stringify(name);
     const invalidName = typeof name === 'string' || typeof name === 'number' ? validateAlias(String(name)) : 'missing name';
     const circuit = isRecord(entry) ? asText(entry.circuit) : undefined;
-    const devtype = isRecord(entry) ? canonicalType(entry[typeKey]) : undefined;
+    const devtype = isRecord(entry) ? storedType(entry[typeKey]) : undefined;
     if (invalidName !== undefined) decoded.problems.push(`alias ${label} dropped: ${invalidName}`);
     else if (circuit === undefined) decoded.problems.push(`alias ${label} dropped: no circuit`);
     else if (devtype === undefined) decoded.problems.push(`alias ${label} dropped: unknown device type ${JSON.stringify(isRecord(entry) ? entry[typeKey] : undefined)}`);
@@ -100,10 +83,10 @@ function collect(candidates: { name: unknown; entry: unknown; typeKey: string }[
   return decoded;
 }
 
-function canonicalType(value: unknown): string | undefined {
-  if (typeof value === 'number') return V2_TYPE_IDS[value];
-  if (typeof value !== 'string') return undefined;
-  return CANONICAL_TYPES.has(value) ? value : ALTERNATE_TYPES[value];
+/** Hand-edited files may use alternate names; EVOK 2 wrote numeric ids. */
+function storedType(value: unknown): string | undefined {
+  if (typeof value === 'number') return typeFromV2Id(value);
+  return typeof value === 'string' ? canonicalType(value) : undefined;
 }
 
 /** Circuits such as `1` (a modbus_slave) come back from YAML as numbers when written unquoted. */

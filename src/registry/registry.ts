@@ -1,16 +1,18 @@
 import type { Device, DeviceType } from '../devices/device.js';
 import { RequestError } from '../errors.js';
+import { validateAlias } from './alias-store.js';
 import { REST_ALL_ORDER, canonicalType } from './type-names.js';
 
 // Every API device by type and circuit, their aliases, and the pre-serialised
 // body of `/rest/all`, rebuilt only after something changed.
 
-const ALIAS_PATTERN = /^[A-Za-z0-9._-]+$/;
 const ALIAS_PREFIX = 'al_';
 
 export class Registry {
   private readonly byType = new Map<DeviceType, Map<string, Device>>();
   private readonly aliases = new Map<string, Device>();
+  /** `/rest/all` as ready JSON texts, and the devices whose text must be made fresh each time. */
+  private allParts: Array<string | Device> | undefined;
   private allBody: Buffer | undefined;
   /** Called after any alias change, to persist the table. */
   onAliasChange: (() => void) | undefined;
@@ -20,7 +22,7 @@ export class Registry {
     if (!circuits) this.byType.set(device.type, (circuits = new Map()));
     circuits.set(device.circuit, device);
     if (device.alias) this.aliases.set(device.alias, device);
-    this.allBody = undefined;
+    this.dropListing();
   }
 
   typeOf(name: string): DeviceType {
@@ -32,6 +34,11 @@ export class Registry {
   /** Devices of one type in registration order (empty for a known type with none). */
   list(typeName: string): Device[] {
     return [...(this.byType.get(this.typeOf(typeName))?.values() ?? [])];
+  }
+
+  /** The device with exactly this type and circuit (no alias lookup), if any. */
+  find(type: DeviceType, circuit: string): Device | undefined {
+    return this.byType.get(type)?.get(circuit);
   }
 
   /** `circuit` may be the circuit, an alias, or `al_<alias>`. */
@@ -54,7 +61,8 @@ export class Registry {
     if (!device.aliasable) return `${device.type} devices cannot have an alias`;
     if (typeof alias !== 'string') return `Invalid alias ${JSON.stringify(alias)}`;
     if (alias === '') return undefined;
-    if (!ALIAS_PATTERN.test(alias)) return `Invalid alias ${alias}`;
+    const invalid = validateAlias(alias);
+    if (invalid) return invalid;
     const owner = this.aliases.get(alias);
     if (owner && owner !== device) return `Duplicate alias ${alias}`;
     return undefined;
@@ -69,7 +77,7 @@ export class Registry {
     if (device.alias) this.aliases.delete(device.alias);
     device.alias = alias || undefined;
     if (alias) this.aliases.set(alias, device);
-    this.allBody = undefined;
+    this.dropListing();
     this.onAliasChange?.();
   }
 
@@ -79,19 +87,28 @@ export class Registry {
 
   /** Drop cached listings after devices changed. */
   invalidate(): void {
-    this.allBody = undefined;
+    this.dropListing();
   }
 
   /** Body of `GET /rest/all`, in EVOK's type order. */
   allJson(): Buffer {
-    if (!this.allBody) {
-      const parts: string[] = [];
+    if (this.allBody) return this.allBody;
+    if (!this.allParts) {
+      this.allParts = [];
       for (const type of REST_ALL_ORDER) {
-        for (const device of this.byType.get(type)?.values() ?? []) parts.push(device.json());
+        for (const device of this.byType.get(type)?.values() ?? []) this.allParts.push(device.volatile ? device : device.json());
       }
-      this.allBody = Buffer.from(`[${parts.join(',')}]`);
     }
-    return this.allBody;
+    const hasVolatile = this.allParts.some((part) => typeof part !== 'string');
+    const texts = this.allParts.map((part) => (typeof part === 'string' ? part : part.json()));
+    const body = Buffer.from(`[${texts.join(',')}]`);
+    if (!hasVolatile) this.allBody = body;
+    return body;
+  }
+
+  private dropListing(): void {
+    this.allParts = undefined;
+    this.allBody = undefined;
   }
 
   devices(): IterableIterator<Device> {

@@ -32,3 +32,13 @@ export function canonicalType(name: string): DeviceType | undefined {
   if (CANONICAL.has(name)) return name as DeviceType;
   return Object.hasOwn(ALTERNATES, name) ? ALTERNATES[name] : undefined;
 }
+
+/** Numeric type ids of EVOK 2, found in alias files of version 1.0 and early 2.0. */
+const V2_TYPE_IDS: Readonly<Record<number, DeviceType>> = {
+  0: 'ro', 1: 'di', 2: 'ai', 3: 'ao', 5: 'sensor', 8: 'owbus', 15: 'modbus_slave', 17: 'do', 18: 'led',
+  19: 'watchdog', 20: 'register', 24: 'data_point', 28: 'device_info', 29: 'owpower', 30: 'run', 31: 'nv_save',
+};
+
+export function typeFromV2Id(id: number): DeviceType | undefined {
+  return V2_TYPE_IDS[id];
+}

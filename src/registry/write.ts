@@ -53,7 +53,7 @@ async function performWrite(
     if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
     throw error;
   } finally {
-    if (device.settle()) feed.publish([device]);
+    if (device.settle() && device.eventCapable) feed.publish([device]);
   }
   return device.full();
 }

@@ -1,15 +1,18 @@
 import type { DiFeature } from '../boards/model.js';
+import { stepAnalog } from './analog-pattern.js';
 import type { SimulatedBoard } from './simulated-board.js';
 
 // Makes a simulated board's digital inputs move, so change-driven features
 // have something to see: the inputs of each DI feature count in binary, one
 // step per period (input 1 toggles every period, input 2 every second one …),
 // and each rising edge bumps that input's counter as the firmware would.
+// Measured values (analog inputs, sensors) drift along with it.
 
 export function stepInputs(board: SimulatedBoard, step: number): void {
   for (const feature of board.model.features) {
     if (feature.type === 'DI') stepFeature(board, feature, step);
   }
+  stepAnalog(board, step);
 }
 
 function stepFeature(board: SimulatedBoard, feature: DiFeature, step: number): void {

@@ -1,5 +1,5 @@
 import type { BoardModel } from '../boards/model.js';
-import { runInputPattern } from './input-pattern.js';
+import { runInputPattern, stepInputs } from './input-pattern.js';
 import { SimulatedBoard } from './simulated-board.js';
 
 // The simulated boards of one line and the clock that moves their inputs.
@@ -12,7 +12,12 @@ export class Simulation {
     slaves: ReadonlyArray<{ unit: number; model: BoardModel }>,
     private readonly toggleMs: number,
   ) {
-    for (const { unit, model } of slaves) this.boards.set(unit, new SimulatedBoard(model));
+    for (const { unit, model } of slaves) {
+      const board = new SimulatedBoard(model);
+      // Step 0 of the pattern is the state after power-on: inputs off, analog values mid-range.
+      stepInputs(board, 0);
+      this.boards.set(unit, board);
+    }
   }
 
   start(): void {

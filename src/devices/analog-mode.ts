@@ -1,0 +1,22 @@
+import type { AnalogMode } from '../boards/model.js';
+
+// Mode selection shared by analog inputs and outputs: a board map lists the
+// modes by name, and the selectable ones carry the value the mode register
+// holds while that mode is active.
+
+/**
+ * The active mode's name. Without a mode register a channel with exactly one
+ * mode is always in it; otherwise the register decides (null before it is read
+ * or when it holds a value no mode claims).
+ */
+export function activeMode(modes: Readonly<Record<string, AnalogMode>>, register: number | null | undefined): string | null {
+  const names = Object.keys(modes);
+  if (register === undefined) return names.length === 1 ? names[0]! : null;
+  if (register === null) return null;
+  return names.find((name) => modes[name]!.value === register) ?? null;
+}
+
+/** Names that can be written to the mode register. */
+export function selectableModes(modes: Readonly<Record<string, AnalogMode>>): string[] {
+  return Object.keys(modes).filter((name) => modes[name]!.value !== undefined);
+}

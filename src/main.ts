@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util';
-import { createAuthorizer } from './api/auth.js';
 import { bindPolicyProblem } from './api/bind-policy.js';
-import { createCorsPolicy } from './api/cors.js';
+import { apiGuards } from './api/guards.js';
 import { createHttpServer } from './api/http-server.js';
 import type { BoardModel } from './boards/model.js';
 import { loadHwDefinitionDir } from './boards/hwdef.js';
@@ -93,16 +92,7 @@ function main(): void {
   for (const warning of warnings) log.warn(warning);
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
-  const cors = createCorsPolicy(config.apis.auth.corsOrigins);
-  const auth = createAuthorizer(config.apis.auth, cors.allowsOrigin);
-  const server = createHttpServer({
-    registry: runtime.registry,
-    feed: runtime.feed,
-    version: `v${VERSION}`,
-    auth,
-    cors,
-    limits: config.apis.limits,
-  });
+  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: `v${VERSION}`, ...apiGuards(config.apis) });
   server.on('error', (error) => {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);

@@ -1,9 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { LimitsConfig } from '../config/types.js';
 import { RequestError } from '../errors.js';
-import { CHALLENGE_HEADERS, type Authorizer, type Scope } from './auth.js';
-import type { CorsPolicy } from './cors.js';
+import { CHALLENGE_HEADERS, type Scope } from './auth.js';
 import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
+import type { ApiGuards } from './guards.js';
 import { sendError, sendText, useReplyHeaders } from './respond.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
@@ -11,11 +10,8 @@ import { sendError, sendText, useReplyHeaders } from './respond.js';
 
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
-export interface HttpContext extends DeviceRouteContext {
+export interface HttpContext extends DeviceRouteContext, ApiGuards {
   version: string;
-  auth: Authorizer;
-  cors: CorsPolicy;
-  limits: LimitsConfig;
 }
 
 export function createHttpServer(ctx: HttpContext): Server {

@@ -1,8 +1,8 @@
 import type { AiFeature } from '../boards/model.js';
 import { decodeAnalog } from './analog-decode.js';
-import { activeMode, selectableModes } from './analog-mode.js';
+import { activeMode, checkModeWrite } from './analog-mode.js';
 import type { DeviceState } from './device.js';
-import { ValidationError, oneOf, type FieldSpec } from './fields.js';
+import { oneOf, type FieldSpec } from './fields.js';
 import { SlaveDevice } from './slave-device.js';
 import type { SlaveUnit } from './slave-unit.js';
 
@@ -58,11 +58,7 @@ export class AnalogInput extends SlaveDevice<AiWrite> {
 
   override prepareWrite(raw: Readonly<Record<string, unknown>>): () => Promise<void> {
     const action = super.prepareWrite(raw);
-    const mode = raw['mode'];
-    const selectable = this.feature.mode_reg === undefined ? [] : selectableModes(this.feature.modes);
-    if (typeof mode === 'string' && !selectable.includes(mode) && mode !== this.mode()) {
-      throw new ValidationError(`mode: this input cannot switch to '${mode}' (selectable: ${selectable.join(', ') || 'none'})`);
-    }
+    checkModeWrite(raw['mode'], this.feature, this.mode(), 'input');
     return action;
   }
 

@@ -1,4 +1,5 @@
 import type { AnalogMode } from '../boards/model.js';
+import { ValidationError } from './fields.js';
 
 // Mode selection shared by analog inputs and outputs: a board map lists the
 // modes by name, and the selectable ones carry the value the mode register
@@ -19,4 +20,23 @@ export function activeMode(modes: Readonly<Record<string, AnalogMode>>, register
 /** Names that can be written to the mode register. */
 export function selectableModes(modes: Readonly<Record<string, AnalogMode>>): string[] {
   return Object.keys(modes).filter((name) => modes[name]!.value !== undefined);
+}
+
+/**
+ * Reject a mode write the channel cannot perform: without a mode register
+ * only the current mode may be "written"; with one, any selectable mode.
+ */
+export function checkModeWrite(
+  requested: unknown,
+  channel: { modes: Readonly<Record<string, AnalogMode>>; mode_reg?: number },
+  current: string | null,
+  what: 'input' | 'output',
+): void {
+  if (typeof requested !== 'string' || requested === current) return;
+  const selectable = channel.mode_reg === undefined ? [] : selectableModes(channel.modes);
+  if (!selectable.includes(requested)) {
+    throw new ValidationError(
+      `mode: this ${what} cannot switch to '${requested}' (selectable: ${selectable.join(', ') || 'none'})`,
+    );
+  }
 }

@@ -1,8 +1,8 @@
 import type { AoFeature } from '../boards/model.js';
-import { activeMode, selectableModes } from './analog-mode.js';
+import { activeMode, checkModeWrite } from './analog-mode.js';
 import { round } from './bits.js';
 import type { DeviceState } from './device.js';
-import { ValidationError, decimal, oneOf, type FieldSpec } from './fields.js';
+import { decimal, oneOf, type FieldSpec } from './fields.js';
 import { SlaveDevice } from './slave-device.js';
 import type { SlaveUnit } from './slave-unit.js';
 
@@ -61,11 +61,7 @@ export class AnalogOutput extends SlaveDevice<AoWrite> {
 
   override prepareWrite(raw: Readonly<Record<string, unknown>>): () => Promise<void> {
     const action = super.prepareWrite(raw);
-    const mode = raw['mode'];
-    const selectable = this.feature.mode_reg === undefined ? [] : selectableModes(this.feature.modes);
-    if (typeof mode === 'string' && !selectable.includes(mode) && mode !== this.mode()) {
-      throw new ValidationError(`mode: this output cannot switch to '${mode}' (selectable: ${selectable.join(', ') || 'none'})`);
-    }
+    checkModeWrite(raw['mode'], this.feature, this.mode(), 'output');
     return action;
   }
 

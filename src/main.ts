@@ -2,6 +2,9 @@ import { parseArgs } from 'node:util';
 import { bindPolicyProblem } from './api/bind-policy.js';
 import { apiGuards } from './api/guards.js';
 import { createHttpServer } from './api/http-server.js';
+import type { MqttBridge } from './api/mqtt/bridge.js';
+import { startWebhook } from './api/webhook.js';
+import { attachWebSocket } from './api/websocket.js';
 import type { BoardModel } from './boards/model.js';
 import { loadHwDefinitionDir } from './boards/hwdef.js';
 import { findModel } from './boards/resolve.js';
@@ -92,20 +95,40 @@ function main(): void {
   for (const warning of warnings) log.warn(warning);
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
-  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: `v${VERSION}`, ...apiGuards(config.apis) });
+  const guards = apiGuards(config.apis);
+  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: `v${VERSION}`, ...guards });
+  const { websocket, webhook } = config.apis;
+  const ws = websocket.enabled
+    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, guards, log)
+    : undefined;
+  const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
   server.on('error', (error) => {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);
   });
-  void runtime.start().then(() =>
+  let mqtt: MqttBridge | undefined;
+  void runtime.start().then(async () => {
+    if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
     server.listen(config.apis.port, config.apis.address, () => {
       const address = server.address();
       const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
       process.stderr.write(startupSummary({ ...config, apis: { ...config.apis, port: actualPort } }) + '\n');
       // A parent process (tests, supervisors) can wait for this line instead of polling.
       log.info(`listening on http://${config.apis.address}:${actualPort}`);
-    }),
-  );
+    });
+  });
+
+  /** MQTT is loaded only when enabled, so otherwise no client library is loaded and nothing connects. */
+  async function startMqttSafely(): Promise<MqttBridge | undefined> {
+    try {
+      const { startMqtt } = await import('./api/mqtt/bridge.js');
+      return startMqtt({ ...runtime, config: config.apis.mqtt, log });
+    } catch (error) {
+      // The other APIs serve on: a broken MQTT setup (e.g. an unreadable TLS file) must not stop the controller.
+      log.error(`MQTT: not started: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -114,7 +137,14 @@ function main(): void {
     log.info(`${signal}: shutting down`);
     // Backstop in case a step ignores its bound; a little later than the bound so the steps normally finish first.
     setTimeout(() => process.exit(0), SHUTDOWN_BOUND_MS + 500).unref();
-    void shutDown(server, [{ name: 'buses and devices', run: () => runtime.stop() }], log).finally(() => process.exit(0));
+    const steps = [
+      { name: 'WebSocket clients', run: () => ws?.close() },
+      { name: 'webhook', run: () => hook?.stop() },
+      { name: 'MQTT', run: () => mqtt?.stop() },
+      // Last: stops the buses and flushes aliases changed by the writes above.
+      { name: 'buses and devices', run: () => runtime.stop() },
+    ];
+    void shutDown(server, steps, log).finally(() => process.exit(0));
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -53,12 +53,12 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
 
   const onChange: ChangeListener = (slave, changed, stateChanged) => {
     registry.invalidate();
-    const events: Device[] = [];
-    for (const device of changed) if (device.eventCapable) events.push(device);
+    const changes: Device[] = [...changed];
     // Going on- or offline is news about the slave itself.
     const slaveDevice = slaveDevices.get(slave);
-    if (stateChanged && slaveDevice) events.push(slaveDevice);
-    feed.publish(events);
+    if (stateChanged && slaveDevice) changes.push(slaveDevice);
+    // The feed itself keeps non-event devices away from listeners that follow EVOK's event set.
+    feed.publish(changes);
   };
 
   let globalId = 0;

@@ -1,8 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { RequestError } from '../errors.js';
 import { CHALLENGE_HEADERS, type Scope } from './auth.js';
+import { handleBulk } from './bulk.js';
 import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
 import type { ApiGuards } from './guards.js';
+import { handleRpc } from './rpc.js';
 import { sendError, sendText, useReplyHeaders } from './respond.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
@@ -52,6 +54,14 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): voi
       return;
     case 'json':
       handleDeviceRoute(ctx, 'json', segments.slice(1), req, res);
+      return;
+    case 'bulk':
+      if (segments.length !== 1) break;
+      handleBulk(ctx, req, res);
+      return;
+    case 'rpc':
+      if (segments.length !== 1) break;
+      handleRpc(ctx, req, res);
       return;
     case 'version':
       if (segments.length !== 1) break;

@@ -7,16 +7,33 @@ import type { Device } from '../devices/device.js';
 
 export type FeedListener = (devices: readonly Device[]) => void;
 
-export class ChangeFeed {
-  private readonly listeners = new Set<FeedListener>();
+export interface FeedOptions {
+  /**
+   * Also receive devices EVOK never pushes (`eventCapable` false, e.g. raw
+   * registers, EVOK#214). MQTT mirrors every state; WebSocket and webhooks
+   * keep EVOK's event set.
+   */
+  includeSilent?: boolean;
+}
 
-  subscribe(listener: FeedListener): () => void {
-    this.listeners.add(listener);
+export class ChangeFeed {
+  private readonly listeners = new Map<FeedListener, boolean>();
+
+  subscribe(listener: FeedListener, { includeSilent = false }: FeedOptions = {}): () => void {
+    this.listeners.set(listener, includeSilent);
     return () => this.listeners.delete(listener);
   }
 
   publish(devices: readonly Device[]): void {
     if (devices.length === 0) return;
-    for (const listener of this.listeners) listener(devices);
+    let events: readonly Device[] | undefined;
+    for (const [listener, includeSilent] of this.listeners) {
+      if (includeSilent) {
+        listener(devices);
+        continue;
+      }
+      events ??= devices.filter((device) => device.eventCapable);
+      if (events.length > 0) listener(events);
+    }
   }
 }

@@ -53,7 +53,8 @@ async function performWrite(
     if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
     throw error;
   } finally {
-    if (device.settle() && device.eventCapable) feed.publish([device]);
+    // The feed passes it on only to listeners that take it (EVOK pushes no registers, MQTT does).
+    if (device.settle()) feed.publish([device]);
   }
   return device.full();
 }

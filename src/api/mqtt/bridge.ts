@@ -1,0 +1,80 @@
+import type { MqttConfig } from '../../config/types.js';
+import type { Device } from '../../devices/device.js';
+import type { SlaveUnit } from '../../devices/slave-unit.js';
+import type { Logger } from '../../log.js';
+import type { ChangeFeed } from '../../registry/feed.js';
+import type { Registry } from '../../registry/registry.js';
+import { SlaveAvailability } from './availability.js';
+import { CommandHandler } from './command-handler.js';
+import { OFFLINE, ONLINE, connectBroker } from './connection.js';
+import { DiscoveryPublisher } from './discovery.js';
+import { StatePublisher } from './state-publisher.js';
+import { Topics } from './topics.js';
+
+// The MQTT interface as a whole: one broker connection carrying device states
+// out, commands in, availability and Home Assistant discovery. main.ts loads
+// this module only when `apis.mqtt.enabled` is set.
+
+export interface MqttBridgeOptions {
+  config: MqttConfig;
+  registry: Registry;
+  feed: ChangeFeed;
+  slaves: readonly SlaveUnit[];
+  log: Logger;
+}
+
+export interface MqttBridge {
+  /** Mark iogate offline on the broker (a clean stop sends no Last Will) and disconnect. */
+  stop(): Promise<void>;
+}
+
+export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOptions): MqttBridge {
+  const topics = new Topics(config.topicPrefix);
+  const client = connectBroker(config, topics, log);
+  const { qos } = config;
+  const states = new StatePublisher({ sink: client, topics, qos, retain: config.retain, log });
+  const availability = new SlaveAvailability(client, topics, qos, slaves, log);
+  const commands = new CommandHandler({ sink: client, topics, registry, feed, qos, log });
+  const slaveOf = slaveIndex(slaves);
+  const discovery = config.homeassistant.enabled
+    ? new DiscoveryPublisher(client, { topics, discoveryPrefix: config.homeassistant.discoveryPrefix, bridgeId: config.clientId, qos }, (device) => slaveOf.get(device))
+    : undefined;
+
+  client.on('connect', () => {
+    client.publish(topics.status, ONLINE, { qos, retain: true });
+    client.subscribe(topics.commandFilter, { qos }, (error) => {
+      if (error) log.error(`MQTT: cannot subscribe to ${topics.commandFilter}: ${error.message}`);
+    });
+    discovery?.publishAll(registry.devices());
+    availability.publishAll();
+    states.connected(registry.devices());
+  });
+  client.on('message', (topic, payload, packet) => commands.handle(topic, payload, packet.retain));
+
+  const unsubscribe = feed.subscribe(
+    (devices) => {
+      states.changed(devices);
+      availability.changed(devices);
+      discovery?.changed(devices);
+    },
+    { includeSilent: true },
+  );
+
+  return {
+    async stop() {
+      unsubscribe();
+      if (client.connected) {
+        await new Promise<void>((resolve) => client.publish(topics.status, OFFLINE, { qos, retain: true }, () => resolve()));
+        await client.endAsync();
+      } else {
+        await client.endAsync(true);
+      }
+    },
+  };
+}
+
+function slaveIndex(slaves: readonly SlaveUnit[]): Map<Device, SlaveUnit> {
+  const index = new Map<Device, SlaveUnit>();
+  for (const slave of slaves) for (const device of slave.devices) index.set(device, slave);
+  return index;
+}

@@ -1,0 +1,84 @@
+import type { Device } from '../../devices/device.js';
+import { RequestError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { ChangeFeed } from '../../registry/feed.js';
+import type { Registry } from '../../registry/registry.js';
+import { writeDevice } from '../../registry/write.js';
+import { errorBody } from '../respond.js';
+import { parseCommandPayload } from './command-payload.js';
+import { SerialQueue } from './serial-queue.js';
+import type { MqttSink } from './sink.js';
+import type { Topics } from './topics.js';
+
+// `<prefix>/cmd/<dev>/<circuit>` → the common write path → an answer on
+// `<prefix>/ack/<dev>/<circuit>`, also for topics and payloads that make no
+// sense, so a client never waits in vain. The message handler only queues:
+// a slow or dead slave holds up nothing but later commands for the same device.
+
+/** Commands one device may have queued; a client flooding one output gets refusals, not a growing queue. */
+const MAX_QUEUED_PER_DEVICE = 32;
+
+export interface CommandHandlerOptions {
+  sink: MqttSink;
+  topics: Topics;
+  registry: Registry;
+  feed: ChangeFeed;
+  qos: 0 | 1 | 2;
+  log: Logger;
+}
+
+export class CommandHandler {
+  private readonly queue = new SerialQueue<Device>(MAX_QUEUED_PER_DEVICE);
+
+  constructor(private readonly options: CommandHandlerOptions) {}
+
+  handle(topic: string, payload: Buffer, retained: boolean): void {
+    const path = this.options.topics.commandPath(topic);
+    if (path === undefined) return;
+    try {
+      // A retained command would be carried out again on every reconnect.
+      if (retained) throw new RequestError(400, 'RetainedCommand', 'retained commands are ignored; publish commands without the retain flag');
+      const device = this.resolve(path);
+      const params = parseCommandPayload(device.type, payload);
+      const queued = this.queue.run(device, () => this.write(path, device, params));
+      if (!queued) throw new RequestError(429, 'Busy', `${MAX_QUEUED_PER_DEVICE} commands for ${device.type} ${device.circuit} are still waiting`);
+    } catch (error) {
+      this.answerError(path, error);
+    }
+  }
+
+  private resolve(path: string): Device {
+    const levels = path.split('/');
+    if (levels.length !== 2 || levels.some((level) => level === '')) {
+      throw new RequestError(404, 'InvalidTopic', `expected ${this.options.topics.prefix}/cmd/<dev>/<circuit>, got ${this.options.topics.prefix}/cmd/${path}`);
+    }
+    const [type, circuit] = levels as [string, string];
+    return this.options.registry.resolve(type, circuit);
+  }
+
+  private async write(path: string, device: Device, params: Record<string, unknown>): Promise<void> {
+    const { registry, feed } = this.options;
+    try {
+      const state = await writeDevice(registry, feed, device, params);
+      this.answer(path, `{"success":true,"result":${JSON.stringify(state)}}`);
+    } catch (error) {
+      this.answerError(path, error);
+    }
+  }
+
+  private answerError(path: string, error: unknown): void {
+    if (error instanceof RequestError) {
+      this.answer(path, errorBody(error.kind, error.message));
+      return;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    this.options.log.error(`MQTT: command on ${path} failed unexpectedly: ${message}`);
+    this.answer(path, errorBody('InternalError', message));
+  }
+
+  /** Answers are for clients listening now; one that cannot be sent is dropped, not queued. */
+  private answer(path: string, body: string): void {
+    const { sink, topics, qos } = this.options;
+    if (sink.connected) sink.publish(topics.ack(path), body, { qos, retain: false });
+  }
+}

@@ -1,0 +1,41 @@
+import type { DeviceType } from '../../devices/device.js';
+import { RequestError } from '../../errors.js';
+
+// What a command message may carry: a JSON object of writable fields (as the
+// JSON API's POST body), or, for binary outputs, one plain word, which is
+// what switches in Home Assistant, Node-RED and mosquitto_pub send most easily.
+
+const BINARY_OUTPUTS: ReadonlySet<DeviceType> = new Set(['do', 'ro', 'led']);
+const PLAIN_ON = new Set(['1', 'on', 'true']);
+const PLAIN_OFF = new Set(['0', 'off', 'false']);
+
+/** Commands are a few fields; anything far larger is a mistake, not worth parsing. */
+export const MAX_COMMAND_BYTES = 64 * 1024;
+
+export function parseCommandPayload(type: DeviceType, payload: Buffer): Record<string, unknown> {
+  if (payload.length > MAX_COMMAND_BYTES) {
+    throw new RequestError(413, 'InvalidPayload', `command payload of ${payload.length} bytes exceeds ${MAX_COMMAND_BYTES}`);
+  }
+  const text = payload.toString('utf8').trim();
+  if (BINARY_OUTPUTS.has(type)) {
+    const word = text.toLowerCase();
+    if (PLAIN_ON.has(word)) return { value: 1 };
+    if (PLAIN_OFF.has(word)) return { value: 0 };
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new RequestError(400, 'InvalidPayload', expectation(type, text));
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new RequestError(400, 'InvalidPayload', expectation(type, text));
+  }
+  return parsed as Record<string, unknown>;
+}
+
+function expectation(type: DeviceType, text: string): string {
+  const shown = text.length > 80 ? `${text.slice(0, 80)}…` : text;
+  const plain = BINARY_OUTPUTS.has(type) ? ' or one of 1, 0, ON, OFF, true, false' : '';
+  return `payload '${shown}' is not a JSON object of fields to write${plain}`;
+}

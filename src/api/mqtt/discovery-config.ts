@@ -1,0 +1,144 @@
+import type { BoardModel } from '../../boards/model.js';
+import type { Device, DeviceState } from '../../devices/device.js';
+import { VERSION } from '../../version.js';
+import type { Topics } from './topics.js';
+
+// Home Assistant MQTT discovery: which entities a device becomes and their
+// config payloads. Each Modbus slave is one Home Assistant device; its I/O
+// read their state from the retained event topics (`value_template` picks a
+// field of the JSON) and write through the command topics. An entity is
+// available only while both iogate and its slave are online.
+
+export interface DiscoveryContext {
+  topics: Topics;
+  discoveryPrefix: string;
+  /** Identifies this iogate among others on the same broker (its MQTT client id). */
+  bridgeId: string;
+  qos: 0 | 1 | 2;
+}
+
+export interface SlaveInfo {
+  name: string;
+  model: BoardModel;
+}
+
+export interface DiscoveryMessage {
+  topic: string;
+  payload: Record<string, unknown>;
+}
+
+type Payload = Record<string, unknown>;
+
+/** Device types that become entities; the rest (registers, watchdogs …) stay MQTT-only. */
+export const DISCOVERED_TYPES: ReadonlySet<string> = new Set(['di', 'do', 'ro', 'led', 'ai', 'ao']);
+
+const LABELS: Readonly<Record<string, string>> = {
+  di: 'Digital input',
+  do: 'Digital output',
+  ro: 'Relay',
+  led: 'LED',
+  ai: 'Analog input',
+  ao: 'Analog output',
+};
+
+const DEVICE_CLASS_BY_UNIT: Readonly<Record<string, string>> = { V: 'voltage', mV: 'voltage', A: 'current', mA: 'current' };
+
+export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: DiscoveryContext): DiscoveryMessage[] {
+  const stateTopic = ctx.topics.event(device);
+  const availability = ctx.topics.availability(slave.name);
+  if (!DISCOVERED_TYPES.has(device.type) || stateTopic === undefined || availability === undefined) return [];
+  const state = device.full();
+  const name = device.alias ?? `${LABELS[device.type]} ${device.circuit}`;
+  const entity = (suffix: string, fields: Payload): Payload => ({
+    name,
+    unique_id: `${safeId(ctx.bridgeId)}_${safeId(device.type)}_${safeId(device.circuit)}${suffix}`,
+    state_topic: stateTopic,
+    value_template: '{{ value_json.value }}',
+    availability: [{ topic: ctx.topics.status }, { topic: availability }],
+    availability_mode: 'all',
+    qos: ctx.qos,
+    device: deviceBlock(slave, ctx),
+    ...fields,
+  });
+  const binary = { payload_on: '1', payload_off: '0' };
+
+  switch (device.type) {
+    case 'di': {
+      const messages = [message(ctx, 'binary_sensor', device, '', entity('', binary))];
+      if (typeof state['counter'] === 'number') {
+        const counter = entity('_counter', {
+          name: `${name} counter`,
+          value_template: '{{ value_json.counter }}',
+          state_class: 'total_increasing',
+        });
+        messages.push(message(ctx, 'sensor', device, '_counter', counter));
+      }
+      return messages;
+    }
+    case 'do':
+    case 'ro':
+    case 'led':
+      return [message(ctx, 'switch', device, '', entity('', { ...binary, command_topic: ctx.topics.command(device) }))];
+    case 'ai':
+      return [message(ctx, 'sensor', device, '', entity('', { state_class: 'measurement', ...unitFields(state) }))];
+    case 'ao': {
+      const [min, max] = rangeOf(state) ?? [0, 10];
+      const number = entity('', {
+        command_topic: ctx.topics.command(device),
+        command_template: '{"value": {{ value }}}',
+        min,
+        max,
+        step: 0.001,
+        mode: 'box',
+        ...unitFields(state),
+      });
+      return [message(ctx, 'number', device, '', number)];
+    }
+    default:
+      return [];
+  }
+}
+
+function message(ctx: DiscoveryContext, component: string, device: Device, suffix: string, payload: Payload): DiscoveryMessage {
+  const objectId = `${safeId(device.type)}_${safeId(device.circuit)}${suffix}`;
+  return { topic: `${ctx.discoveryPrefix}/${component}/${safeId(ctx.bridgeId)}/${objectId}/config`, payload };
+}
+
+function deviceBlock(slave: SlaveInfo, ctx: DiscoveryContext): Payload {
+  return {
+    identifiers: [`${safeId(ctx.bridgeId)}_${safeId(slave.name)}`],
+    name: `${ctx.bridgeId} ${slave.name}`,
+    manufacturer: 'Unipi',
+    model: slave.model.description ?? slave.model.name,
+    sw_version: `iogate ${VERSION}`,
+  };
+}
+
+function unitFields(state: DeviceState): Payload {
+  const unit = state['unit'];
+  if (typeof unit !== 'string' || unit === '') return {};
+  const deviceClass = DEVICE_CLASS_BY_UNIT[unit];
+  return deviceClass ? { unit_of_measurement: unit, device_class: deviceClass } : { unit_of_measurement: unit };
+}
+
+/** The active range: the device's own `range`, else the one of its current mode (Brain AO has no `range` field). */
+function rangeOf(state: DeviceState): [number, number] | undefined {
+  const own = asRange(state['range']);
+  if (own) return own;
+  const modes = state['modes'];
+  const mode = state['mode'];
+  if (typeof mode !== 'string' || typeof modes !== 'object' || modes === null || !Object.hasOwn(modes, mode)) return undefined;
+  const active = (modes as Record<string, unknown>)[mode];
+  return typeof active === 'object' && active !== null ? asRange((active as Record<string, unknown>)['range']) : undefined;
+}
+
+function asRange(value: unknown): [number, number] | undefined {
+  if (!Array.isArray(value) || value.length !== 2) return undefined;
+  const [min, max] = value as unknown[];
+  return typeof min === 'number' && typeof max === 'number' && min < max ? [min, max] : undefined;
+}
+
+/** Home Assistant accepts only these characters in node and object ids. */
+function safeId(text: string): string {
+  return text.replace(/[^A-Za-z0-9_-]/g, '_');
+}

@@ -1,0 +1,45 @@
+import type { Device } from '../../devices/device.js';
+import { DISCOVERED_TYPES, discoveryMessages, type DiscoveryContext, type SlaveInfo } from './discovery-config.js';
+import type { MqttSink } from './sink.js';
+
+// Publishes the retained Home Assistant discovery configs: all of them on
+// every connect, and again for a device whose config changed (an analog
+// channel switched mode, so its unit and range changed; an alias was set).
+// Value changes, by far the most frequent, are recognised cheaply and skipped.
+
+export class DiscoveryPublisher {
+  /** Per device, the fields its config depends on, as last published. */
+  private readonly published = new Map<Device, string>();
+
+  constructor(
+    private readonly sink: MqttSink,
+    private readonly context: DiscoveryContext,
+    private readonly slaveOf: (device: Device) => SlaveInfo | undefined,
+  ) {}
+
+  publishAll(devices: Iterable<Device>): void {
+    this.published.clear();
+    this.changed(devices);
+  }
+
+  changed(devices: Iterable<Device>): void {
+    if (!this.sink.connected) return;
+    for (const device of devices) {
+      if (!DISCOVERED_TYPES.has(device.type)) continue;
+      const slave = this.slaveOf(device);
+      if (!slave) continue;
+      const signature = configInputs(device);
+      if (this.published.get(device) === signature) continue;
+      this.published.set(device, signature);
+      for (const { topic, payload } of discoveryMessages(device, slave, this.context)) {
+        this.sink.publish(topic, JSON.stringify(payload), { qos: this.context.qos, retain: true });
+      }
+    }
+  }
+}
+
+/** What a config is built from besides fixed facts: the name, and the analog unit and range. */
+function configInputs(device: Device): string {
+  const { mode, unit, range, counter } = device.full();
+  return JSON.stringify([device.alias ?? '', mode, unit, range, typeof counter]);
+}

@@ -1,0 +1,100 @@
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHttpServer } from '../../src/api/http-server.js';
+import { startWebhook, type Webhook, type WebhookOptions } from '../../src/api/webhook.js';
+import { apiGuards } from '../../src/api/guards.js';
+import { attachWebSocket, type WebSocketEndpoint, type WebSocketOptions } from '../../src/api/websocket.js';
+import { findModel } from '../../src/boards/resolve.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { Config } from '../../src/config/types.js';
+import { createLogger } from '../../src/log.js';
+import { buildRuntime, type Runtime } from '../../src/runtime.js';
+import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
+
+// The daemon's parts assembled in the test process, as main.ts assembles
+// them, so a test can move a simulated input exactly when it wants and look
+// at the server's side of a connection. Clients still talk over real sockets.
+
+/**
+ * A simulated Neuron `00` as device 1 on bus SIM, WebSocket on; its inputs
+ * only move when a test moves them.
+ */
+export const STILL_BOARD = `
+apis:
+  websocket:
+    enabled: true
+comm_channels:
+  SIM:
+    type: SIMULATOR
+    toggle_ms: 0
+    devices:
+      1:
+        model: "00"
+`;
+
+export interface Gate {
+  runtime: Runtime;
+  config: Config;
+  baseUrl: string;
+  wsUrl: string;
+  ws: WebSocketEndpoint | undefined;
+  webhook: Webhook | undefined;
+  board: SimulatedBoard;
+  /** Set digital input `index` (0-based) of the board; the next scan reports it. */
+  setInput(index: number, on: boolean): void;
+  close(): Promise<void>;
+}
+
+export async function startGate(
+  yaml: string = STILL_BOARD,
+  { websocket, webhook }: { websocket?: WebSocketOptions; webhook?: WebhookOptions } = {},
+): Promise<Gate> {
+  const dir = mkdtempSync(join(tmpdir(), 'iogate-gate-'));
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, yaml);
+  const { config } = loadConfig({ file });
+  const log = createLogger('CRITICAL');
+  const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);
+  await runtime.start();
+  const guards = apiGuards(config.apis);
+  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'test', ...guards });
+  const ws = config.apis.websocket.enabled
+    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: config.apis.websocket.allFiltered }, guards, log, websocket)
+    : undefined;
+  const hook = config.apis.webhook.enabled ? startWebhook(config.apis.webhook, runtime.feed, log, webhook) : undefined;
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  const board = [...runtime.simulations.values()][0]!.boards.values().next().value as SimulatedBoard;
+  const inputs = board.model.features.find((feature) => feature.type === 'DI');
+  if (!inputs || inputs.type !== 'DI') throw new Error('the test board has no digital inputs');
+  return {
+    runtime,
+    config,
+    baseUrl: `http://127.0.0.1:${port}`,
+    wsUrl: `ws://127.0.0.1:${port}/ws`,
+    ws,
+    webhook: hook,
+    board,
+    setInput: (index, on) => board.setBit(inputs.val_reg + Math.floor(index / 16), index % 16, on),
+    async close() {
+      hook?.stop();
+      await ws?.close();
+      server.closeAllConnections();
+      server.close();
+      await runtime.stop();
+    },
+  };
+}
+
+/** Resolves once `condition` holds; checks every few ms, fails after `limitMs`. */
+export async function until(condition: () => boolean, what: string, limitMs = 5000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}

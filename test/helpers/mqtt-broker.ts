@@ -1,0 +1,75 @@
+import Aedes from 'aedes';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
+
+// A real MQTT server (aedes over TCP on loopback) the tests can stop and start
+// again on the same port, to play a broker that goes away. Retained messages
+// live in memory, so a restarted broker has forgotten them, like a broker
+// without persistence.
+
+type AedesBroker = ReturnType<typeof Aedes.createBroker>;
+
+export interface BrokerOptions {
+  /** Accept only clients that log in with these. */
+  credentials?: { username: string; password: string };
+  /** Serve MQTT over TLS with this PEM key and certificate. */
+  tls?: { key: Buffer; cert: Buffer };
+}
+
+export class TestBroker {
+  private server: Server | undefined;
+  private broker: AedesBroker | undefined;
+  private readonly sockets = new Set<Socket>();
+  port = 0;
+  /** User names of the clients that connected, in order. */
+  readonly logins: Array<string | undefined> = [];
+
+  private constructor(private readonly options: BrokerOptions) {}
+
+  static async start(options: BrokerOptions = {}): Promise<TestBroker> {
+    const broker = new TestBroker(options);
+    await broker.listen();
+    return broker;
+  }
+
+  get url(): string {
+    return `mqtt://127.0.0.1:${this.port}`;
+  }
+
+  /** Listen again (on the same port after a stop). */
+  async listen(): Promise<void> {
+    const { credentials, tls } = this.options;
+    const broker = Aedes.createBroker({
+      authenticate: (_client, username, password, done) => {
+        this.logins.push(username);
+        const accepted = !credentials || (username === credentials.username && password?.toString() === credentials.password);
+        done(null, accepted);
+      },
+    });
+    const serve = (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+      broker.handle(socket);
+    };
+    const server = tls ? createTlsServer(tls, serve) : createServer(serve);
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.port, '127.0.0.1', () => resolve());
+    });
+    this.port = (server.address() as AddressInfo).port;
+    this.broker = broker;
+    this.server = server;
+  }
+
+  /** Go away abruptly: every client connection is cut. */
+  async stop(): Promise<void> {
+    const { server, broker } = this;
+    this.server = undefined;
+    this.broker = undefined;
+    for (const socket of this.sockets) socket.destroy();
+    await Promise.all([
+      server ? new Promise<void>((resolve) => server.close(() => resolve())) : undefined,
+      broker ? new Promise<void>((resolve) => broker.close(() => resolve())) : undefined,
+    ]);
+  }
+}

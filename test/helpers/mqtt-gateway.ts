@@ -1,0 +1,73 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startMqtt, type MqttBridge } from '../../src/api/mqtt/bridge.js';
+import { findModel } from '../../src/boards/resolve.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createLogger } from '../../src/log.js';
+import { buildRuntime, type Runtime } from '../../src/runtime.js';
+import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
+
+// iogate's core and its MQTT bridge in the test process, on a simulated
+// Neuron, so a test can look at the simulated board's registers directly.
+
+export interface MqttSettings {
+  port: number;
+  clientId?: string;
+  enabled?: boolean;
+  /** Further lines under `apis.mqtt:`, already indented by four spaces. */
+  extra?: string;
+}
+
+/** A config file for a SIMULATOR bus with one Neuron brain board (`00`) and MQTT (on unless told). */
+export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '' }: MqttSettings, toggleMs = 0): string {
+  const dir = mkdtempSync(join(tmpdir(), 'iogate-mqtt-'));
+  const file = join(dir, 'config.yaml');
+  writeFileSync(
+    file,
+    `alias_file: aliases.yaml
+apis:
+  mqtt:
+    enabled: ${enabled}
+    address: 127.0.0.1
+    port: ${port}
+    client-id: ${clientId}
+${extra}
+comm_channels:
+  SIM:
+    type: SIMULATOR
+    toggle_ms: ${toggleMs}
+    devices:
+      1:
+        model: '00'
+`,
+  );
+  return file;
+}
+
+export interface Gateway {
+  runtime: Runtime;
+  bridge: MqttBridge;
+  board: SimulatedBoard;
+  log: string[];
+  stop(): Promise<void>;
+}
+
+export async function startGateway(settings: MqttSettings, toggleMs = 0): Promise<Gateway> {
+  const { config } = loadConfig({ file: writeMqttConfig(settings, toggleMs) });
+  const log: string[] = [];
+  const logger = createLogger('DEBUG', (line) => log.push(line));
+  const runtime = buildRuntime(config, (name) => findModel(name, new Map()), logger);
+  await runtime.start();
+  const bridge = startMqtt({ ...runtime, config: config.apis.mqtt, log: logger });
+  return {
+    runtime,
+    bridge,
+    board: runtime.simulations.get('SIM')!.boards.get(1)!,
+    log,
+    async stop() {
+      await bridge.stop();
+      await runtime.stop();
+    },
+  };
+}

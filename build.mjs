@@ -8,7 +8,30 @@ import { createRequire } from 'node:module';
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 const require = createRequire(import.meta.url);
 
+// @serialport/bindings-cpp finds its addon with node-gyp-build(<its package
+// dir>) (in load-bindings.js and poller.js), which in a bundle would point
+// next to nothing. Redirect every such lookup to the bundle's own directory,
+// where node-gyp-build then picks prebuilds/<platform>-<arch>/ and the
+// best-matching file (glibc or musl, armv6/7/8). Fail the build rather than
+// ship a bundle that cannot open a port if a release loads its addon differently.
+const ADDON_LOOKUP = "(0, node_gyp_build_1.default)((0, path_1.join)(__dirname, '../'))";
+const prebuildsBesideBundle = {
+  name: 'prebuilds-beside-bundle',
+  setup(build) {
+    build.onLoad({ filter: /[\\/]@serialport[\\/]bindings-cpp[\\/]dist[\\/][^\\/]+\.js$/ }, (args) => {
+      const source = readFileSync(args.path, 'utf8');
+      if (!source.includes('node-gyp-build')) return undefined;
+      if (!source.includes(ADDON_LOOKUP)) {
+        throw new Error(`${args.path}: addon lookup '${ADDON_LOOKUP}' not found; update build.mjs`);
+      }
+      // In the CommonJS bundle __dirname is the directory of the bundle file.
+      return { contents: source.replaceAll(ADDON_LOOKUP, '(0, node_gyp_build_1.default)(__dirname)'), loader: 'js' };
+    });
+  },
+};
+
 const common = {
+  plugins: [prebuildsBesideBundle],
   bundle: true,
   platform: 'node',
   target: 'node18',
@@ -25,6 +48,7 @@ mkdirSync('dist', { recursive: true });
 writeFileSync('dist/package.json', '{"type": "commonjs"}\n');
 await Promise.all([
   build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/iogate.js', banner: { js: '#!/usr/bin/env node' } }),
+  build({ ...common, entryPoints: ['src/sim/cli.ts'], outfile: 'dist/iogate-sim.js', banner: { js: '#!/usr/bin/env node' } }),
 ]);
 
 // serialport's native addon cannot be bundled; its prebuilt binaries travel

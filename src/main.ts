@@ -96,7 +96,13 @@ function main(): void {
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
   const guards = apiGuards(config.apis);
-  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: `v${VERSION}`, ...guards });
+  const server = createHttpServer({
+    registry: runtime.registry,
+    feed: runtime.feed,
+    version: `v${VERSION}`,
+    metrics: runtime,
+    ...guards,
+  });
   const { websocket, webhook } = config.apis;
   const ws = websocket.enabled
     ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, guards, log)

@@ -48,7 +48,7 @@ describe('tokens, loopback exemption off', () => {
   });
 
   test('no token: 401 with a Bearer challenge and the EVOK envelope, on every route', async () => {
-    for (const path of ['/rest/di/1_01', '/json/all', '/rest/all', '/version', '/no/such/thing']) {
+    for (const path of ['/rest/di/1_01', '/json/all', '/rest/all', '/version', '/metrics', '/no/such/thing']) {
       const reply = await get(path);
       assertEnvelope(reply, 401, 'Unauthorized');
       assert.match(String(reply.headers['www-authenticate']), /^Bearer/);
@@ -73,6 +73,7 @@ describe('tokens, loopback exemption off', () => {
     assert.equal(reading.status, 200);
     assert.equal(reading.json.circuit, '1_01');
     assert.equal((await get('/version', bearer(READ_TOKEN))).status, 200);
+    assert.equal((await get('/metrics', bearer(READ_TOKEN))).status, 200);
     assert.equal((await get('/json/all', { Authorization: `bearer  ${READ_TOKEN}` })).status, 200, 'scheme is case-insensitive');
     assertEnvelope(await post('/rest/do/1_01', bearer(READ_TOKEN)), 403, 'Forbidden');
     assertEnvelope(await post('/rest/all', bearer(READ_TOKEN)), 403, 'Forbidden');

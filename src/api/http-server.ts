@@ -4,6 +4,7 @@ import { CHALLENGE_HEADERS, type Scope } from './auth.js';
 import { handleBulk } from './bulk.js';
 import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
 import type { ApiGuards } from './guards.js';
+import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
 import { handleRpc } from './rpc.js';
 import { sendError, sendText, useReplyHeaders } from './respond.js';
 
@@ -14,6 +15,8 @@ const KEEP_ALIVE_TIMEOUT_MS = 5000;
 
 export interface HttpContext extends DeviceRouteContext, ApiGuards {
   version: string;
+  /** Buses and slaves behind `GET /metrics`; without it the route is absent. */
+  metrics?: MetricsSource;
 }
 
 export function createHttpServer(ctx: HttpContext): Server {
@@ -68,6 +71,14 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): voi
       if (req.method !== 'GET') throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET)`);
       sendText(res, 200, ctx.version);
       return;
+    case 'metrics': {
+      if (segments.length !== 1 || !ctx.metrics) break;
+      if (req.method !== 'GET') throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET)`);
+      const body = renderMetrics(ctx.metrics);
+      res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
   }
   throw new RequestError(404, 'NotFound', `no such resource: ${req.url}`);
 }

@@ -79,6 +79,8 @@ export class SlaveUnit {
     const started = performance.now();
     const wasState = this.state;
     const firstPass = this.state !== 'online';
+    // While offline the scan is a probe: one attempt per block, no retries.
+    const retries = this.state === 'offline' ? 0 : undefined;
     const scanNumber = this.scanNumber++;
     try {
       for (let index = 0; index < this.model.blocks.length; index++) {
@@ -87,6 +89,7 @@ export class SlaveUnit {
         const response = await this.request(
           { fc: block.type === 'input' ? 4 : 3, address: block.start_reg, quantity: block.count },
           'poll',
+          retries,
         );
         if (!('registers' in response)) continue;
         this.cache.store(index, response.registers);
@@ -152,10 +155,10 @@ export class SlaveUnit {
   }
 
   /** Every transaction with this slave goes through here, so its counters see them all. */
-  private async request(request: ModbusRequest, priority: Priority): Promise<ModbusResponse> {
+  private async request(request: ModbusRequest, priority: Priority, retries?: number): Promise<ModbusResponse> {
     this.stats.requests++;
     try {
-      return await this.bus.request(this.unit, request, priority);
+      return await this.bus.request(this.unit, request, priority, retries);
     } catch (error) {
       if (error instanceof ModbusError && error.kind === 'timeout') this.stats.timeouts++;
       else this.stats.errors++;

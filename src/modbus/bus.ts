@@ -21,15 +21,23 @@ export interface BusOptions {
   log?: (level: 'info' | 'warn', message: string) => void;
 }
 
-export interface BusStats {
+/** What happened on the wire for one unit id (or, summed, for the whole bus). */
+export interface TransactionCounters {
   requests: number;
   responses: number;
   timeouts: number;
   retries: number;
   exceptions: number;
   corruptFrames: number;
+}
+
+export interface BusStats extends TransactionCounters {
   reconnects: number;
   connected: boolean;
+}
+
+function zeroCounters(): TransactionCounters {
+  return { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, corruptFrames: 0 };
 }
 
 interface Job {
@@ -46,7 +54,7 @@ export class ModbusBus {
   private readonly framing: MasterFraming;
   private readonly writes: Job[] = [];
   private readonly polls: Job[] = [];
-  private current: { job: Job; key: number; timer: NodeJS.Timeout } | undefined;
+  private current: { job: Job; key: number; timer: NodeJS.Timeout; corruptBefore: number } | undefined;
   private connected = false;
   private stopped = false;
   private lastFrameAt = 0;
@@ -54,6 +62,7 @@ export class ModbusBus {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private reconnectDelay: number;
   private readonly counters = { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, reconnects: 0 };
+  private readonly unitCounters = new Map<number, TransactionCounters>();
   private readonly connectWaiters: Array<() => void> = [];
 
   constructor(
@@ -77,6 +86,17 @@ export class ModbusBus {
     return { ...this.counters, corruptFrames: this.framing.corruptFrames(), connected: this.connected };
   }
 
+  /** Counters of one unit id; corrupt frames are those seen while its transaction was on the wire. */
+  unitStats(unit: number): TransactionCounters {
+    return { ...(this.unitCounters.get(unit) ?? zeroCounters()) };
+  }
+
+  private countersOf(unit: number): TransactionCounters {
+    let counters = this.unitCounters.get(unit);
+    if (!counters) this.unitCounters.set(unit, (counters = zeroCounters()));
+    return counters;
+  }
+
   start(): void {
     this.stopped = false;
     void this.connect();
@@ -97,7 +117,11 @@ export class ModbusBus {
     await this.link.close();
   }
 
-  request(unit: number, request: ModbusRequest, priority: Priority): Promise<ModbusResponse> {
+  /**
+   * `retries` overrides the bus setting for this request: probing a slave
+   * already known to be offline should cost the line one timeout, not several.
+   */
+  request(unit: number, request: ModbusRequest, priority: Priority, retries = this.options.retries): Promise<ModbusResponse> {
     if (!this.connected) {
       return Promise.reject(new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) is not connected`));
     }
@@ -109,7 +133,7 @@ export class ModbusBus {
     }
     return new Promise((resolve, reject) => {
       const queue = priority === 'write' ? this.writes : this.polls;
-      queue.push({ unit, request, pdu, attemptsLeft: 1 + this.options.retries, queue, resolve, reject });
+      queue.push({ unit, request, pdu, attemptsLeft: 1 + retries, queue, resolve, reject });
       this.pump();
     });
   }
@@ -185,14 +209,27 @@ export class ModbusBus {
   private send(job: Job): void {
     const { frame, key } = this.framing.encode(job.unit, job.pdu);
     const timer = setTimeout(() => this.onTimeout(), this.options.timeoutMs);
-    this.current = { job, key, timer };
+    this.current = { job, key, timer, corruptBefore: this.framing.corruptFrames() };
     this.counters.requests++;
+    this.countersOf(job.unit).requests++;
     this.link.write(frame);
   }
 
   private onData(chunk: Buffer): void {
     this.lastFrameAt = performance.now();
+    // On a serial line nothing may answer while no request is out: these are
+    // the tail of a reply that already timed out, or noise. Feeding them to
+    // the framer would only glue them to the front of the next reply.
+    if (!this.current && this.link.framing === 'RTU') {
+      this.framing.reset();
+      return;
+    }
     this.framing.push(chunk);
+  }
+
+  /** Charge corrupt frames seen during the finished transaction to its unit. */
+  private settleCorruptFrames(current: { job: Job; corruptBefore: number }): void {
+    this.countersOf(current.job.unit).corruptFrames += this.framing.corruptFrames() - current.corruptBefore;
   }
 
   private onReply(reply: FrameReply): void {
@@ -203,7 +240,9 @@ export class ModbusBus {
     clearTimeout(current.timer);
     this.current = undefined;
     this.lastFrameAt = performance.now();
+    this.settleCorruptFrames(current);
     const { job } = current;
+    const unitCounters = this.countersOf(job.unit);
     let response: ModbusResponse;
     try {
       response = decodeResponse(reply.pdu, job.request);
@@ -212,8 +251,10 @@ export class ModbusBus {
       return;
     }
     this.counters.responses++;
+    unitCounters.responses++;
     if ('exception' in response) {
       this.counters.exceptions++;
+      unitCounters.exceptions++;
       job.reject(
         new ModbusError(
           'exception',
@@ -232,6 +273,8 @@ export class ModbusBus {
     if (!current) return;
     this.current = undefined;
     this.counters.timeouts++;
+    this.countersOf(current.job.unit).timeouts++;
+    this.settleCorruptFrames(current);
     this.framing.reset();
     this.lastFrameAt = performance.now();
     this.retryOrFail(
@@ -244,6 +287,7 @@ export class ModbusBus {
     job.attemptsLeft--;
     if (job.attemptsLeft > 0 && this.connected) {
       this.counters.retries++;
+      this.countersOf(job.unit).retries++;
       job.queue.unshift(job);
     } else {
       job.reject(error);

@@ -4,6 +4,7 @@ import { rtuResponder } from '../sim/rtu-responder.js';
 import { Simulation } from '../sim/simulation.js';
 import type { Link } from './link.js';
 import { MemoryLink } from './memory-link.js';
+import { SerialLink } from './serial-link.js';
 import { TcpLink } from './tcp-link.js';
 
 // The link for a configured bus. A SIMULATOR bus gets an in-memory RTU line
@@ -28,6 +29,6 @@ export function createLink(
       return { link, simulation };
     }
     case 'MODBUSRTU':
-      throw new Error(`bus ${bus.name}: MODBUSRTU is not available in this build`);
+      return { link: new SerialLink({ path: bus.port, baudrate: bus.baudrate, parity: bus.parity, stopbits: bus.stopbits }) };
   }
 }

@@ -1,0 +1,155 @@
+import type { Server } from 'node:net';
+import { parseArgs } from 'node:util';
+import { builtinModels } from '../boards/builtin/index.js';
+import type { BoardModel } from '../boards/model.js';
+import { SerialLink } from '../transport/serial-link.js';
+import { controlServer } from './control-server.js';
+import { rtuResponder } from './rtu-responder.js';
+import { Simulation } from './simulation.js';
+import { modbusTcpServer } from './tcp-server.js';
+
+// iogate-sim: simulated Unipi boards on a real serial port or a Modbus TCP
+// port, for trying the daemon (or any other master) without hardware.
+
+const USAGE = `Usage: iogate-sim --model MODEL --slave-id N [--model M2 --slave-id N2 ...]
+                  (--rtu PATH [--baud B] [--parity N|E|O] [--stopbits 1|2] | --tcp HOST:PORT)
+                  [--toggle-ms MS] [--control HOST:PORT]
+
+  --model MODEL     built-in board model (00, 01, xS11, ...); repeat with --slave-id per board
+  --slave-id N      Modbus unit id of the preceding --model
+  --rtu PATH        serve Modbus RTU on this serial port (default 19200 8N1)
+  --tcp HOST:PORT   serve Modbus TCP on this address (port 0 = any free port)
+  --toggle-ms MS    step the digital inputs every MS ms (default 0: inputs stay still)
+  --control H:P     HTTP endpoint for tests: GET/POST /registers, GET /stats
+`;
+
+class UsageError extends Error {}
+
+function parse(argv: string[]) {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      model: { type: 'string', multiple: true },
+      'slave-id': { type: 'string', multiple: true },
+      rtu: { type: 'string' },
+      baud: { type: 'string', default: '19200' },
+      parity: { type: 'string', default: 'N' },
+      stopbits: { type: 'string', default: '1' },
+      tcp: { type: 'string' },
+      'toggle-ms': { type: 'string', default: '0' },
+      control: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) return undefined;
+  const models = values.model ?? [];
+  const ids = values['slave-id'] ?? [];
+  if (models.length === 0 || models.length !== ids.length) {
+    throw new UsageError('give one --slave-id for each --model (at least one board)');
+  }
+  const slaves = models.map((name, i) => ({ unit: integerArg(ids[i]!, '--slave-id', 1, 247), model: modelArg(name) }));
+  if (new Set(slaves.map((s) => s.unit)).size !== slaves.length) throw new UsageError('--slave-id values must differ');
+  if ((values.rtu === undefined) === (values.tcp === undefined)) throw new UsageError('give exactly one of --rtu and --tcp');
+  const parity = parityArg(values.parity);
+  const stopbits = integerArg(values.stopbits, '--stopbits', 1, 2) as 1 | 2;
+  return {
+    slaves,
+    rtu: values.rtu === undefined ? undefined : { path: values.rtu, baudrate: integerArg(values.baud, '--baud', 50, 4_000_000), parity, stopbits },
+    tcp: values.tcp === undefined ? undefined : hostPort(values.tcp, '--tcp'),
+    toggleMs: integerArg(values['toggle-ms'], '--toggle-ms', 0, 86_400_000),
+    control: values.control === undefined ? undefined : hostPort(values.control, '--control'),
+  } as const;
+}
+
+function modelArg(name: string): BoardModel {
+  const model = builtinModels.get(name);
+  if (!model) throw new UsageError(`unknown model '${name}' (built-in: ${[...builtinModels.keys()].join(', ')})`);
+  return model;
+}
+
+function parityArg(text: string): 'N' | 'E' | 'O' {
+  const parity = text.toUpperCase();
+  if (parity === 'N' || parity === 'E' || parity === 'O') return parity;
+  throw new UsageError(`--parity must be N, E or O, got '${text}'`);
+}
+
+function integerArg(text: string, name: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) throw new UsageError(`${name} must be an integer ${min}..${max}, got '${text}'`);
+  return value;
+}
+
+function hostPort(text: string, name: string): { host: string; port: number } {
+  const colon = text.lastIndexOf(':');
+  if (colon <= 0) throw new UsageError(`${name} must be HOST:PORT, got '${text}'`);
+  return { host: text.slice(0, colon), port: integerArg(text.slice(colon + 1), `${name} port`, 0, 65535) };
+}
+
+function listen(server: Server, { host, port }: { host: string; port: number }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+async function main(): Promise<void> {
+  let options;
+  try {
+    options = parse(process.argv.slice(2));
+  } catch (error) {
+    process.stderr.write(`iogate-sim: ${(error as Error).message}\n\n${USAGE}`);
+    process.exit(2);
+  }
+  if (!options) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const simulation = new Simulation(options.slaves, options.toggleMs);
+  const units = options.slaves.map((s) => `${s.model.name}@${s.unit}`).join(', ');
+  const stoppers: Array<() => unknown> = [];
+
+  if (options.control) {
+    const server = controlServer(simulation.boards);
+    const port = await listen(server, options.control);
+    stoppers.push(() => server.close());
+    // Tests wait for these lines rather than polling.
+    process.stderr.write(`control on http://${options.control.host}:${port}\n`);
+  }
+  if (options.tcp) {
+    const server = modbusTcpServer(simulation.boards);
+    const port = await listen(server, options.tcp);
+    stoppers.push(() => server.close());
+    process.stderr.write(`serving ${units} on tcp ${options.tcp.host}:${port}\n`);
+  }
+  if (options.rtu) {
+    const { path, baudrate, parity, stopbits } = options.rtu;
+    const link = new SerialLink(options.rtu);
+    await link.open({
+      data: rtuResponder(simulation.boards, (frame) => link.write(frame)),
+      closed: (reason) => {
+        process.stderr.write(`iogate-sim: ${reason}\n`);
+        process.exit(1);
+      },
+    });
+    stoppers.push(() => link.close());
+    process.stderr.write(`serving ${units} on rtu ${path} ${baudrate} 8${parity}${stopbits}\n`);
+  }
+  simulation.start();
+
+  const shutdown = () => {
+    simulation.stop();
+    for (const stop of stoppers) void stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`iogate-sim: ${error.message}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,78 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { SimulatedBoard } from './simulated-board.js';
+
+// A small HTTP side door into a running simulator, so tests can look at what
+// a master wrote and drive inputs the master should see:
+//   GET  /registers?unit=1&space=holding&address=0&count=4  → {"values":[…]}
+//   POST /registers {"unit":1,"space":"holding","address":0,"values":[…]}
+//   GET  /stats                                              → {"1":{"requests":N},…}
+
+type Space = 'holding' | 'input';
+
+class BadRequest extends Error {}
+
+export function controlServer(boards: ReadonlyMap<number, SimulatedBoard>): Server {
+  return createServer((req, res) => {
+    handle(boards, req)
+      .then((body) => reply(res, 200, body))
+      .catch((error: Error) => reply(res, error instanceof BadRequest ? 400 : 500, { error: error.message }));
+  });
+}
+
+async function handle(boards: ReadonlyMap<number, SimulatedBoard>, req: IncomingMessage): Promise<unknown> {
+  const url = new URL(req.url ?? '/', 'http://control');
+  if (url.pathname === '/stats' && req.method === 'GET') {
+    return Object.fromEntries([...boards].map(([unit, board]) => [unit, { requests: board.requests }]));
+  }
+  if (url.pathname !== '/registers') throw new BadRequest(`no such resource: ${url.pathname}`);
+  if (req.method === 'GET') {
+    const q = url.searchParams;
+    const board = boardOf(boards, q.get('unit'));
+    const space = spaceOf(q.get('space') ?? 'holding');
+    const address = integer(q.get('address'), 'address');
+    const count = integer(q.get('count') ?? '1', 'count');
+    return { values: Array.from({ length: count }, (_, i) => board.get(space, address + i)) };
+  }
+  if (req.method === 'POST') {
+    const body = JSON.parse(await readAll(req)) as { unit?: unknown; space?: unknown; address?: unknown; values?: unknown };
+    const board = boardOf(boards, body.unit);
+    const space = spaceOf(body.space ?? 'holding');
+    const address = integer(body.address, 'address');
+    if (!Array.isArray(body.values)) throw new BadRequest('values must be an array of register values');
+    body.values.forEach((value, i) => board.set(space, address + i, integer(value, 'value') & 0xffff));
+    return { ok: true };
+  }
+  throw new BadRequest(`${req.method} not allowed`);
+}
+
+function boardOf(boards: ReadonlyMap<number, SimulatedBoard>, unit: unknown): SimulatedBoard {
+  const board = boards.get(Number(unit));
+  if (!board) throw new BadRequest(`no simulated board with unit ${String(unit)}`);
+  return board;
+}
+
+function spaceOf(space: unknown): Space {
+  if (space !== 'holding' && space !== 'input') throw new BadRequest(`space must be holding or input, got ${String(space)}`);
+  return space;
+}
+
+function integer(value: unknown, name: string): number {
+  const number = Number(value);
+  if (value === null || value === undefined || !Number.isInteger(number) || number < 0) {
+    throw new BadRequest(`${name} must be a non-negative integer, got ${String(value)}`);
+  }
+  return number;
+}
+
+async function readAll(req: IncomingMessage): Promise<string> {
+  let body = '';
+  req.setEncoding('utf8');
+  for await (const chunk of req) body += chunk as string;
+  return body;
+}
+
+function reply(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+  res.end(text);
+}

@@ -1,0 +1,58 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+
+// Runs the bundled simulator (dist/iogate-sim.js) and waits until it serves.
+
+export const SIM_BUNDLE = fileURLToPath(new URL('../../dist/iogate-sim.js', import.meta.url));
+
+export interface SimProcess {
+  child: ChildProcess;
+  /** Base URL of the --control endpoint, when one was asked for. */
+  controlUrl?: string;
+  /** TCP port actually served, for --tcp. */
+  tcpPort?: number;
+  registers(unit: number, address: number, count: number, space?: 'holding' | 'input'): Promise<number[]>;
+  setRegisters(unit: number, address: number, values: number[], space?: 'holding' | 'input'): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startSim(args: string[], bundle = SIM_BUNDLE): Promise<SimProcess> {
+  const child = spawn(process.execPath, [bundle, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (chunk: string) => {
+      output += chunk;
+      if (/^serving /m.test(output)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`iogate-sim exited with ${code}: ${output}`)));
+  });
+  const controlUrl = /control on (http:\/\/\S+)/.exec(output)?.[1];
+  const tcpPort = /on tcp \S+:(\d+)/.exec(output)?.[1];
+  const control = () => {
+    if (!controlUrl) throw new Error('simulator started without --control');
+    return controlUrl;
+  };
+  return {
+    child,
+    controlUrl,
+    tcpPort: tcpPort === undefined ? undefined : Number(tcpPort),
+    async registers(unit, address, count, space = 'holding') {
+      const response = await fetch(`${control()}/registers?unit=${unit}&space=${space}&address=${address}&count=${count}`);
+      return ((await response.json()) as { values: number[] }).values;
+    },
+    async setRegisters(unit, address, values, space = 'holding') {
+      const response = await fetch(`${control()}/registers`, {
+        method: 'POST',
+        body: JSON.stringify({ unit, space, address, values }),
+      });
+      if (!response.ok) throw new Error(await response.text());
+    },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}

@@ -1,4 +1,6 @@
 import { parseArgs } from 'node:util';
+import { bindPolicyProblem } from './api/bind-policy.js';
+import { apiGuards } from './api/guards.js';
 import { createHttpServer } from './api/http-server.js';
 import type { MqttBridge } from './api/mqtt/bridge.js';
 import { startWebhook } from './api/webhook.js';
@@ -11,6 +13,7 @@ import { loadConfig } from './config/load.js';
 import { startupSummary } from './config/summary.js';
 import { createLogger } from './log.js';
 import { buildRuntime } from './runtime.js';
+import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { startStatsLine } from './stats-line.js';
 import { VERSION } from './version.js';
 
@@ -88,19 +91,26 @@ function main(): void {
     process.exit(1);
   }
   const { config, warnings } = loaded;
+  const unsafeBind = bindPolicyProblem(config.apis);
+  if (unsafeBind !== undefined) {
+    process.stderr.write(`iogate: cannot start: ${unsafeBind}\n`);
+    process.exit(1);
+  }
   const log = createLogger(args.debug ? 'DEBUG' : config.logging.level);
   for (const warning of warnings) log.warn(warning);
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
+  const guards = apiGuards(config.apis);
   const server = createHttpServer({
     registry: runtime.registry,
     feed: runtime.feed,
     version: `v${VERSION}`,
     metrics: runtime,
+    ...guards,
   });
   const { websocket, webhook } = config.apis;
   const ws = websocket.enabled
-    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, log)
+    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, guards, log)
     : undefined;
   const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
   server.on('error', (error) => {
@@ -138,13 +148,16 @@ function main(): void {
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: shutting down`);
-    const deadline = setTimeout(() => process.exit(0), 3000);
-    deadline.unref();
-    ws?.close();
-    hook?.stop();
-    server.close();
-    server.closeAllConnections?.();
-    void Promise.allSettled([mqtt?.stop(), runtime.stop()]).finally(() => process.exit(0));
+    // Backstop in case a step ignores its bound; a little later than the bound so the steps normally finish first.
+    setTimeout(() => process.exit(0), SHUTDOWN_BOUND_MS + 500).unref();
+    const steps = [
+      { name: 'WebSocket clients', run: () => ws?.close() },
+      { name: 'webhook', run: () => hook?.stop() },
+      { name: 'MQTT', run: () => mqtt?.stop() },
+      // Last: stops the buses and flushes aliases changed by the writes above.
+      { name: 'buses and devices', run: () => runtime.stop() },
+    ];
+    void shutDown(server, steps, log).finally(() => process.exit(0));
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

@@ -13,10 +13,9 @@ import { FaultyLine } from './helpers/faulty-line.js';
 // its scan rate and the HTTP API (reads and writes on the healthy bus) stays
 // fast.
 //
-// Thresholds are set against the dead bus's 300 ms timeout rather than tight
-// absolute figures, so the test holds on a loaded machine: anything that had
-// to wait for the dead bus would take at least 300 ms, and a healthy bus held
-// up by it would scan hardly at all during the hang.
+// The checks are about order, not speed, so they hold on a loaded machine:
+// everything on the healthy bus must finish while the dead bus's write is still
+// hanging (anything that waited for the dead bus would finish after it).
 
 test('a bus whose peer never answers delays neither the other bus nor the HTTP API', async () => {
   const sockets = new Set<Socket>();
@@ -38,29 +37,19 @@ test('a bus whose peer never answers delays neither the other bus nor the HTTP A
     const scansBefore = good.stats.scans;
     const started = performance.now();
 
-    const hanging = rig.post('/rest/do/dead_01', { value: '1' });
-    const latencies: number[] = [];
-    for (let i = 0; i < 20; i++) {
-      const t0 = performance.now();
-      const reply = await rig.get('/rest/di/2_01');
-      latencies.push(performance.now() - t0);
-      assert.equal(reply.status, 200);
-    }
-    const t0 = performance.now();
+    let hangingSettled = false;
+    const hanging = rig.post('/rest/do/dead_01', { value: '1' }).finally(() => (hangingSettled = true));
+    for (let i = 0; i < 20; i++) assert.equal((await rig.get('/rest/di/2_01')).status, 200);
     const write = await rig.post('/rest/do/2_01', { value: '1' });
-    const writeMs = performance.now() - t0;
     assert.equal(write.status, 200);
     assert.equal(healthy.boards.get(1)!.get('holding', 1) & 1, 1);
+    // The healthy bus keeps scanning while the dead one waits out its timeouts.
+    await Promise.race([rig.afterScanWhen('2', () => good.stats.scans - scansBefore >= 5), hanging]);
+    assert.equal(hangingSettled, false, 'reads, a write and five scans on the healthy bus all finished during the hang');
 
     const failed = await hanging;
-    const hangMs = performance.now() - started;
     assert.equal(failed.status, 504);
-    assert.ok(hangMs >= 550 && hangMs < 1500, `the dead write took two 300 ms attempts (${hangMs.toFixed(0)} ms)`);
-    const scans = good.stats.scans - scansBefore;
-    const expected = hangMs / 20;
-    assert.ok(scans >= expected * 0.6, `healthy bus kept 50 Hz: ${scans} scans in ${hangMs.toFixed(0)} ms`);
-    assert.ok(Math.max(...latencies) < 150, `GET latencies stayed low: max ${Math.max(...latencies).toFixed(1)} ms`);
-    assert.ok(writeMs < 150, `write on the healthy bus took ${writeMs.toFixed(1)} ms`);
+    assert.ok(performance.now() - started >= 550, 'the dead write was given both 300 ms attempts');
   } finally {
     await rig.stop();
     for (const socket of sockets) socket.destroy();

@@ -27,7 +27,6 @@ test('a silent slave fails after the timeout of every attempt, with each retry c
   });
   const elapsed = performance.now() - started;
   assert.ok(elapsed >= 3 * 40 - 5, `three attempts of 40 ms, took ${elapsed.toFixed(1)} ms`);
-  assert.ok(elapsed < 3 * 40 + 300, `no more than three attempts, took ${elapsed.toFixed(1)} ms`);
   assert.equal(line.heard.get(1), 3);
   const stats = bus.stats();
   assert.equal(stats.requests, 3);

@@ -18,8 +18,12 @@ export function readBody(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<
     req.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size > limit) {
+        // Not destroyed: the client should still get its 413. The reply
+        // closes the connection, which ends the upload (see sendError).
+        req.pause();
+        req.removeAllListeners('data');
+        chunks.length = 0;
         reject(new RequestError(413, 'PayloadTooLarge', `request body over ${limit} bytes`));
-        req.destroy();
         return;
       }
       chunks.push(chunk);
@@ -56,12 +60,45 @@ export function parseJsonObject(body: Buffer): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/** No EVOK request nests deeper than 4; the bound keeps every later walk over the value shallow. */
+export const MAX_JSON_DEPTH = 32;
+
 export function parseJson(body: Buffer): unknown {
+  const text = body.toString('utf8');
+  const depth = nestingDepth(text);
+  if (depth > MAX_JSON_DEPTH) {
+    throw new RequestError(400, 'JSONDecodeError', `JSON nested ${depth} levels deep; at most ${MAX_JSON_DEPTH} are accepted`);
+  }
   try {
-    return JSON.parse(body.toString('utf8'));
+    return JSON.parse(text);
   } catch (error) {
     throw new RequestError(400, 'JSONDecodeError', (error as Error).message);
   }
+}
+
+/**
+ * Deepest bracket nesting outside strings, counted before parsing so a deep
+ * value is refused without ever being built. Malformed text is left for
+ * JSON.parse to describe.
+ */
+function nestingDepth(text: string): number {
+  let depth = 0;
+  let deepest = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > deepest) deepest = depth;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return deepest;
 }
 
 export function checkJsonContentType(req: IncomingMessage): void {

@@ -6,6 +6,7 @@ import { REST_ALL_ORDER } from '../registry/type-names.js';
 import { writeDevice } from '../registry/write.js';
 import { parseJsonObject, readBody } from './body.js';
 import type { DeviceRouteContext } from './device-routes.js';
+import type { ApiGuards } from './guards.js';
 import { sendError, sendJson, sendNoContent } from './respond.js';
 import { isFieldObject } from './set-arguments.js';
 import { parseTypeNames } from './type-filter.js';
@@ -28,7 +29,10 @@ interface ErrorEnvelope {
   errors: Record<string, string>;
 }
 
-export function handleBulk(ctx: DeviceRouteContext, req: IncomingMessage, res: ServerResponse): void {
+/** Bulk requests mix reads and writes, so they check the caller's scope once the body says which. */
+type BulkContext = DeviceRouteContext & Pick<ApiGuards, 'auth'>;
+
+export function handleBulk(ctx: BulkContext, req: IncomingMessage, res: ServerResponse): void {
   switch (req.method) {
     case 'POST':
       void serve(ctx, req, res);
@@ -41,9 +45,15 @@ export function handleBulk(ctx: DeviceRouteContext, req: IncomingMessage, res: S
   }
 }
 
-async function serve(ctx: DeviceRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(ctx: BulkContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   try {
     const sections = readSections(parseJsonObject(await readBody(req)));
+    // The router let any valid reader in. Refused as a whole, before anything
+    // runs: half a bulk request applied is worse than none.
+    if (sections.group_assignments?.length || sections.individual_assignments?.length) {
+      const refused = ctx.auth.authorize(req, 'write');
+      if (refused) throw refused;
+    }
     const reply: Partial<Record<Section, ItemResult[]>> = {};
     if (sections.group_queries) {
       reply.group_queries = sections.group_queries.map((item) => settle(() => select(ctx.registry, item, 'device_types').map(read)));

@@ -1,33 +1,56 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { RequestError } from '../errors.js';
+import { CHALLENGE_HEADERS, type Scope } from './auth.js';
 import { handleBulk } from './bulk.js';
 import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
+import type { ApiGuards } from './guards.js';
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
 import { handleRpc } from './rpc.js';
-import { sendError, sendText } from './respond.js';
+import { sendError, sendText, useReplyHeaders } from './respond.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
 // segment: no regular expressions on the request path.
 
-export interface HttpContext extends DeviceRouteContext {
+const KEEP_ALIVE_TIMEOUT_MS = 5000;
+
+export interface HttpContext extends DeviceRouteContext, ApiGuards {
   version: string;
   /** Buses and slaves behind `GET /metrics`; without it the route is absent. */
   metrics?: MetricsSource;
 }
 
 export function createHttpServer(ctx: HttpContext): Server {
-  const server = createServer((req, res) => {
-    try {
-      route(ctx, req, res);
-    } catch (error) {
-      sendError(res, error);
-    }
-  });
+  const { limits } = ctx;
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // The timeouts above are only enforced when this check runs.
+      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+    },
+    (req, res) => {
+      try {
+        route(ctx, req, res);
+      } catch (error) {
+        sendError(res, error, error instanceof RequestError && error.status === 401 ? CHALLENGE_HEADERS : undefined);
+      }
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  // An idle keep-alive connection holds one of maxConnections; free it soon.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;
 }
 
 function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): void {
+  const corsHeaders = ctx.cors.replyHeaders(req.headers.origin);
+  if (corsHeaders !== undefined) useReplyHeaders(res, corsHeaders);
   const segments = pathSegments(req.url ?? '/');
+  // Preflights carry no credentials by design; they reveal nothing and change nothing.
+  if (ctx.auth.enabled && req.method !== 'OPTIONS') {
+    const refused = ctx.auth.authorize(req, routeScope(req.method, segments[0]));
+    if (refused) throw refused;
+  }
   switch (segments[0]) {
     case 'rest':
       handleDeviceRoute(ctx, 'form', segments.slice(1), req, res);
@@ -58,6 +81,16 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): voi
     }
   }
   throw new RequestError(404, 'NotFound', `no such resource: ${req.url}`);
+}
+
+/**
+ * What a request needs before its handler runs. Bulk and RPC requests mix
+ * reads and writes, so they need only `read` here and check each item
+ * against the caller's grant (Authorizer.scopeOf) themselves.
+ */
+function routeScope(method: string | undefined, first: string | undefined): Scope {
+  if (method === 'GET' || method === 'HEAD') return 'read';
+  return first === 'bulk' || first === 'rpc' ? 'read' : 'write';
 }
 
 /** Decoded path segments; one trailing slash is ignored, the query string too. */

@@ -10,26 +10,52 @@ export const CORS_HEADERS: Readonly<Record<string, string>> = {
   'Access-Control-Allow-Methods': 'POST, GET, OPTIONS',
 };
 
-const JSON_HEADERS = { 'Content-Type': 'application/json', ...CORS_HEADERS };
+/** The fixed headers of each kind of reply, built once per CORS decision rather than per request. */
+export interface ReplyHeaders {
+  json: Readonly<Record<string, string>>;
+  text: Readonly<Record<string, string>>;
+  empty: Readonly<Record<string, string>>;
+}
+
+export function replyHeadersWith(cors: Readonly<Record<string, string>>): ReplyHeaders {
+  return {
+    json: { 'Content-Type': 'application/json', ...cors },
+    text: { 'Content-Type': 'text/html; charset=UTF-8', ...cors },
+    empty: { ...cors },
+  };
+}
+
+/** EVOK's CORS answer; used for every reply not given other headers through useReplyHeaders. */
+const EVOK_REPLY_HEADERS = replyHeadersWith(CORS_HEADERS);
+
+// A side table rather than a property on the response, so replies that keep
+// EVOK's default cost one failed lookup and the response type stays Node's.
+const chosenHeaders = new WeakMap<ServerResponse, ReplyHeaders>();
+
+export function useReplyHeaders(res: ServerResponse, headers: ReplyHeaders): void {
+  chosenHeaders.set(res, headers);
+}
+
+function headersOf(res: ServerResponse): ReplyHeaders {
+  return chosenHeaders.get(res) ?? EVOK_REPLY_HEADERS;
+}
 
 export function sendJson(res: ServerResponse, status: number, body: string | Buffer): void {
-  res.writeHead(status, { ...JSON_HEADERS, 'Content-Length': Buffer.byteLength(body) });
+  res.writeHead(status, { ...headersOf(res).json, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
 
-export function sendText(res: ServerResponse, status: number, body: string, cors = true): void {
-  res.writeHead(status, {
-    'Content-Type': 'text/html; charset=UTF-8',
-    'Content-Length': Buffer.byteLength(body),
-    ...(cors ? CORS_HEADERS : {}),
-  });
+export function sendText(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { ...headersOf(res).text, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
 
 export function sendNoContent(res: ServerResponse): void {
-  res.writeHead(204, CORS_HEADERS);
+  res.writeHead(204, headersOf(res).empty);
   res.end();
 }
+
+const CLOSE_CONNECTION = { Connection: 'close' };
 
 /** EVOK's error envelope. */
 export function errorBody(kind: string, message: string): string {
@@ -42,7 +68,9 @@ export function sendError(res: ServerResponse, error: unknown, extraHeaders?: Re
       ? error
       : { status: 500, kind: 'InternalError', message: error instanceof Error ? error.message : String(error) };
   const body = errorBody(kind, message);
-  res.writeHead(status, { ...JSON_HEADERS, ...extraHeaders, 'Content-Length': Buffer.byteLength(body) });
+  // The rest of an oversized body may still be on its way; closing beats reading it.
+  const connection = status === 413 ? CLOSE_CONNECTION : undefined;
+  res.writeHead(status, { ...headersOf(res).json, ...extraHeaders, ...connection, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
 

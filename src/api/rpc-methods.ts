@@ -28,6 +28,8 @@ export interface RpcMethod {
    * the last parameter (`{"circuit": "1_01", "debounce": 10}` to `di_set`).
    */
   extraNamedAreFields?: boolean;
+  /** Only reads: callers with a read-scope token may use it. Everything else needs write scope. */
+  readOnly?: true;
   run(ctx: DeviceRouteContext, args: unknown[]): unknown;
 }
 
@@ -58,7 +60,7 @@ function write(ctx: DeviceRouteContext, type: DeviceType, circuit: unknown, fiel
 
 /** Read methods: one circuit in, something of its state out. */
 function getter(type: DeviceType, pick: (fields: DeviceState) => unknown): RpcMethod {
-  return { params: ['circuit'], required: 1, run: (ctx, [circuit]) => pick(state(ctx, type, circuit)) };
+  return { params: ['circuit'], required: 1, readOnly: true, run: (ctx, [circuit]) => pick(state(ctx, type, circuit)) };
 }
 
 function fieldsGetter(type: DeviceType, names: readonly string[]): RpcMethod {

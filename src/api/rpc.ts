@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestError } from '../errors.js';
 import { readBody } from './body.js';
 import type { DeviceRouteContext } from './device-routes.js';
+import type { ApiGuards } from './guards.js';
 import { sendError, sendJson, sendNoContent } from './respond.js';
 import { RPC_METHODS, type RpcMethod } from './rpc-methods.js';
 import { isFieldObject } from './set-arguments.js';
@@ -30,7 +31,10 @@ class RpcError extends Error {
   }
 }
 
-export function handleRpc(ctx: DeviceRouteContext, req: IncomingMessage, res: ServerResponse): void {
+/** RPC batches mix getters and setters, so the caller's scope is checked once the methods are known. */
+type RpcContext = DeviceRouteContext & Pick<ApiGuards, 'auth'>;
+
+export function handleRpc(ctx: RpcContext, req: IncomingMessage, res: ServerResponse): void {
   switch (req.method) {
     case 'POST':
       void serve(ctx, req, res);
@@ -43,7 +47,7 @@ export function handleRpc(ctx: DeviceRouteContext, req: IncomingMessage, res: Se
   }
 }
 
-async function serve(ctx: DeviceRouteContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function serve(ctx: RpcContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let body: Buffer;
   try {
     body = await readBody(req);
@@ -56,6 +60,12 @@ async function serve(ctx: DeviceRouteContext, req: IncomingMessage, res: ServerR
     parsed = JSON.parse(body.toString('utf8'));
   } catch (error) {
     sendJson(res, 200, JSON.stringify(failure('2.0', null, new RpcError(PARSE_ERROR, `Parse error: ${(error as Error).message}`))));
+    return;
+  }
+  // Refused as a whole, before anything runs, like a bulk request: no half-applied batches.
+  const refused = ctx.auth.enabled && needsWrite(parsed) ? ctx.auth.authorize(req, 'write') : undefined;
+  if (refused) {
+    sendError(res, refused);
     return;
   }
   if (!Array.isArray(parsed)) {
@@ -75,6 +85,15 @@ async function serve(ctx: DeviceRouteContext, req: IncomingMessage, res: ServerR
   }
   if (responses.length > 0) sendJson(res, 200, JSON.stringify(responses));
   else sendNoContent(res);
+}
+
+/** Whether any call of a request or batch names a method that changes something (unknown methods change nothing). */
+function needsWrite(parsed: unknown): boolean {
+  const requests = Array.isArray(parsed) ? parsed : [parsed];
+  return requests.some((request) => {
+    const name = isFieldObject(request) ? request['method'] : undefined;
+    return typeof name === 'string' && RPC_METHODS.get(name)?.readOnly !== true;
+  });
 }
 
 /** One request of a call or batch; undefined when it was a notification. */

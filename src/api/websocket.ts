@@ -2,16 +2,17 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../log.js';
+import type { Scope } from './auth.js';
+import type { ApiGuards } from './guards.js';
 import { pathSegments } from './http-server.js';
 import { runCommand, type WsCommandContext } from './ws-commands.js';
 import { OutgoingBatch, WsClient } from './ws-client.js';
+import { admitUpgrade, refuseUpgrade } from './ws-guard.js';
 
 // EVOK's WebSocket at `/ws` on the HTTP port: change pushes from the change
 // feed, and the client commands of ws-commands. Each client has its own
 // outbox, so the feed listener only marks devices and never waits on a socket.
 
-/** Largest command frame accepted; commands are a few hundred bytes. */
-const MAX_PAYLOAD_BYTES = 64 * 1024;
 const DEFAULT_HEARTBEAT_MS = 30_000;
 
 export interface WebSocketOptions {
@@ -21,20 +22,25 @@ export interface WebSocketOptions {
 
 export interface WebSocketEndpoint {
   readonly clients: ReadonlySet<WsClient>;
-  close(): void;
+  /** Says goodbye (1001 Going Away) to every client; resolves when all are gone. */
+  close(): Promise<void>;
 }
+
+/** How long clients get to answer the closing handshake before their sockets are cut. */
+const CLOSE_GRACE_MS = 1000;
 
 export function attachWebSocket(
   server: Server,
   ctx: WsCommandContext,
+  guards: ApiGuards,
   log: Logger,
   { heartbeatMs = DEFAULT_HEARTBEAT_MS }: WebSocketOptions = {},
 ): WebSocketEndpoint {
-  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_PAYLOAD_BYTES, perMessageDeflate: false, clientTracking: false });
+  const wss = new WebSocketServer({ noServer: true, maxPayload: guards.limits.maxWebSocketMessageBytes, perMessageDeflate: false, clientTracking: false });
   const clients = new Set<WsClient>();
 
-  const connect = (socket: WebSocket, req: IncomingMessage): void => {
-    const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary));
+  const connect = (socket: WebSocket, req: IncomingMessage, scope: Scope): void => {
+    const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary), scope);
     clients.add(client);
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
     log.debug(`WebSocket client ${peer} connected`);
@@ -52,7 +58,12 @@ export function attachWebSocket(
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => connect(ws, req));
+    const decision = admitUpgrade(req, guards, clients.size);
+    if (!decision.admitted) {
+      refuseUpgrade(socket, decision.error);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => connect(ws, req, decision.scope));
   };
   server.on('upgrade', onUpgrade);
 
@@ -76,11 +87,22 @@ export function attachWebSocket(
 
   return {
     clients,
-    close() {
+    async close() {
       clearInterval(heartbeat);
       unsubscribe();
       server.off('upgrade', onUpgrade);
-      for (const client of clients) client.socket.terminate();
+      const gone = [...clients].map(
+        (client) =>
+          new Promise<void>((resolve) => {
+            client.socket.once('close', () => resolve());
+            client.socket.close(1001, 'iogate is shutting down');
+          }),
+      );
+      const grace = setTimeout(() => {
+        for (const client of clients) client.socket.terminate();
+      }, CLOSE_GRACE_MS);
+      await Promise.all(gone);
+      clearTimeout(grace);
       wss.close();
     },
   };

@@ -1,5 +1,6 @@
 import { WebSocket, type RawData } from 'ws';
 import type { Device, DeviceType } from '../devices/device.js';
+import type { Scope } from './auth.js';
 
 // One WebSocket connection: its push filter and its outbox. The outbox is a
 // set of devices, not a queue of messages: a device that changes again before
@@ -46,6 +47,8 @@ export class WsClient {
   constructor(
     readonly socket: WebSocket,
     private readonly runCommand: CommandRunner,
+    /** What the client's credentials allow, decided at the upgrade. */
+    readonly scope: Scope,
   ) {}
 
   receive(data: RawData, isBinary: boolean): void {

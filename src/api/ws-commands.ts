@@ -5,6 +5,7 @@ import type { ChangeFeed } from '../registry/feed.js';
 import type { Registry } from '../registry/registry.js';
 import { CANONICAL_TYPES } from '../registry/type-names.js';
 import { writeDevice } from '../registry/write.js';
+import { checkScope } from './auth.js';
 import { errorBody } from './respond.js';
 import { fieldsFromValue, isFieldObject } from './set-arguments.js';
 import { parseTypeNames } from './type-filter.js';
@@ -42,9 +43,13 @@ export async function runCommand(ctx: WsCommandContext, client: WsClient, data: 
       case 'full':
         client.reply(fullDevice(ctx.registry, message));
         return;
-      case 'set':
+      case 'set': {
+        // Reading commands need only what the upgrade already checked.
+        const refused = checkScope({ scope: client.scope }, 'write');
+        if (refused) throw refused;
         await setDevice(ctx, message);
         return;
+      }
       default:
         throw new RequestError(400, 'UnknownCommand', `unknown command ${JSON.stringify(message['cmd'])} (all, filter, full, set)`);
     }

@@ -22,6 +22,24 @@ export const DEFAULT_API_ADDRESS = '127.0.0.1';
 export const DEFAULT_API_PORT = 8080;
 
 /**
+ * A controller serves a handful of panels and SCADA links; these caps sit far
+ * above that and far below what exhausts a small ARM board's memory or file
+ * descriptors. A WebSocket client only sends short commands, so 64 KiB (the
+ * HTTP body limit) is generous for one message.
+ */
+export const DEFAULT_MAX_CONNECTIONS = 256;
+export const DEFAULT_MAX_WEBSOCKET_CLIENTS = 64;
+export const DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES = 64 * 1024;
+
+/**
+ * Clients on a LAN send a request in milliseconds; a connection that trickles
+ * its headers for 10 s is holding a slot on purpose. The whole-request bound
+ * leaves room for a 64 KiB body over a slow VPN.
+ */
+export const DEFAULT_HEADERS_TIMEOUT_MS = 10_000;
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
  * Per-request timeouts in ms. A local TCP server answers within a few ms, but
  * a remote gateway may not; a serial slave that stays silent for 200 ms at
  * 19200 Bd is not going to answer, and waiting longer stalls the whole line.

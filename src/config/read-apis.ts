@@ -1,9 +1,17 @@
 // Reads `apis`: HTTP listener, WebSocket, webhook, MQTT and access control.
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { AuthConfig, AuthToken, Config, MqttConfig, WebhookConfig } from './types.js';
+import type { AuthConfig, AuthToken, Config, LimitsConfig, MqttConfig, WebhookConfig } from './types.js';
 import type { ConfigSection } from './section.js';
-import { DEFAULT_API_ADDRESS, DEFAULT_API_PORT } from './defaults.js';
+import {
+  DEFAULT_API_ADDRESS,
+  DEFAULT_API_PORT,
+  DEFAULT_HEADERS_TIMEOUT_MS,
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_WEBSOCKET_CLIENTS,
+  DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+} from './defaults.js';
 
 /** `baseDir` anchors relative file paths (TLS files, token files): the config file's directory. */
 export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
@@ -18,6 +26,7 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
     webhook: readWebhook(apis.section('webhook')),
     mqtt: readMqtt(apis.section('mqtt'), baseDir),
     auth: readAuth(apis.section('auth'), baseDir),
+    limits: readLimits(apis.section('limits')),
   };
   websocket.warnUnknownKeys();
   apis.warnUnknownKeys();
@@ -126,9 +135,29 @@ function readAuth(auth: ConfigSection, baseDir: string): AuthConfig {
     tokens,
     allowAnonymous: auth.boolean('allow_anonymous', false),
     loopbackAnonymous: auth.boolean('loopback_anonymous', true),
-    corsOrigins: auth.stringList('cors_origins', ['*']),
+    // EVOK answers `*`; once tokens guard the API, browsers get in only from listed origins.
+    corsOrigins: auth.stringList('cors_origins', tokens.length === 0 ? ['*'] : []),
   };
+  if (config.allowAnonymous && tokens.length > 0) {
+    auth.warn(auth.value('allow_anonymous')?.origin ?? auth.at, 'allow_anonymous', 'anyone may read and write without a token, so the tokens protect nothing');
+  }
   auth.warnUnknownKeys();
+  return config;
+}
+
+function readLimits(limits: ConfigSection): LimitsConfig {
+  const config: LimitsConfig = {
+    maxConnections: limits.integer('max_connections', DEFAULT_MAX_CONNECTIONS, 1, 65535),
+    maxWebSocketClients: limits.integer('max_websocket_clients', DEFAULT_MAX_WEBSOCKET_CLIENTS, 1, 65535),
+    maxWebSocketMessageBytes: limits.integer('max_websocket_message_bytes', DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES, 64, 16 * 1024 * 1024),
+    headersTimeoutMs: limits.integer('headers_timeout_ms', DEFAULT_HEADERS_TIMEOUT_MS, 100, 600_000),
+    requestTimeoutMs: limits.integer('request_timeout_ms', DEFAULT_REQUEST_TIMEOUT_MS, 100, 600_000),
+  };
+  if (config.requestTimeoutMs < config.headersTimeoutMs) {
+    const origin = limits.value('request_timeout_ms')?.origin ?? limits.at;
+    limits.error(origin, 'request_timeout_ms', `must not be shorter than headers_timeout_ms (${config.headersTimeoutMs})`);
+  }
+  limits.warnUnknownKeys();
   return config;
 }
 

@@ -52,6 +52,7 @@ function mqttLine(config: Config): string {
 
 function accessLine(config: Config): string {
   const { auth } = config.apis;
+  if (auth.tokens.length === 0) return 'no tokens: anyone who can reach the listener may read and write';
   const anonymous = auth.allowAnonymous ? 'anyone' : auth.loopbackAnonymous ? 'loopback only' : 'nobody';
   return `${plural(auth.tokens.length, 'token', 'tokens')}, without a token: ${anonymous}`;
 }

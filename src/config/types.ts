@@ -85,7 +85,22 @@ export interface AuthConfig {
   tokens: AuthToken[];
   allowAnonymous: boolean;
   loopbackAnonymous: boolean;
+  /** Browser origins allowed by CORS and for WebSocket upgrades; `*` = any. */
   corsOrigins: string[];
+}
+
+/** Caps that keep one client (or many) from exhausting the daemon. */
+export interface LimitsConfig {
+  /** Open TCP connections to the HTTP/WebSocket listener. */
+  maxConnections: number;
+  /** Open WebSocket clients, a subset of the connections. */
+  maxWebSocketClients: number;
+  /** Largest WebSocket message accepted from a client, in bytes. */
+  maxWebSocketMessageBytes: number;
+  /** Time a client gets to send a request's headers (slow-header attacks). */
+  headersTimeoutMs: number;
+  /** Time a client gets to send a whole request, body included. */
+  requestTimeoutMs: number;
 }
 
 export interface Config {
@@ -99,6 +114,7 @@ export interface Config {
     webhook: WebhookConfig;
     mqtt: MqttConfig;
     auth: AuthConfig;
+    limits: LimitsConfig;
   };
   buses: BusConfig[];
   /** Directories searched for user hw-definition YAML files (EVOK v3 format). */

@@ -80,19 +80,36 @@ export function readYamlText(text: string, name: string): { tree: TreeNode; warn
   if (doc.contents === null) {
     return { tree: { kind: 'map', entries: new Map(), origin: origin(0) }, warnings };
   }
-  return { tree: convert(doc.contents, doc, origin, new Set()), warnings };
+  return { tree: convert(doc.contents, doc, origin, new Set(), { nodesLeft: MAX_TREE_NODES }), warnings };
 }
+
+/**
+ * Aliases are expanded into copies, so nine lines of nested aliases can stand
+ * for a billion nodes. A real configuration has a few hundred; past this
+ * bound the file is refused instead of exhausting memory.
+ */
+const MAX_TREE_NODES = 100_000;
 
 type LibNode = NonNullable<Document.Parsed['contents']>;
 
-function convert(node: unknown, doc: Document.Parsed, origin: (offset: number) => Origin, resolving: Set<unknown>): TreeNode {
+function convert(
+  node: unknown,
+  doc: Document.Parsed,
+  origin: (offset: number) => Origin,
+  resolving: Set<unknown>,
+  budget: { nodesLeft: number },
+): TreeNode {
+  if (--budget.nodesLeft < 0) {
+    const at = formatOrigin(origin((node as LibNode).range?.[0] ?? 0));
+    throw new ConfigError([`${at}: more than ${MAX_TREE_NODES} values once aliases are expanded; is an alias nested into itself many times?`]);
+  }
   if (isAlias(node)) {
     const target = node.resolve(doc);
     if (target === undefined || resolving.has(target)) {
       throw new ConfigError([`${formatOrigin(origin(node.range?.[0] ?? 0))}: alias *${node.source} cannot be resolved (unknown or recursive anchor)`]);
     }
     resolving.add(target);
-    const converted = convert(target, doc, origin, resolving);
+    const converted = convert(target, doc, origin, resolving, budget);
     resolving.delete(target);
     return converted;
   }
@@ -111,7 +128,7 @@ function convert(node: unknown, doc: Document.Parsed, origin: (offset: number) =
     };
   }
   if (isSeq(node)) {
-    return { kind: 'seq', items: node.items.map((item) => convert(item, doc, origin, resolving)), origin: at };
+    return { kind: 'seq', items: node.items.map((item) => convert(item, doc, origin, resolving, budget)), origin: at };
   }
   if (isMap(node)) {
     const entries = new Map<string, MapEntry>();
@@ -120,7 +137,7 @@ function convert(node: unknown, doc: Document.Parsed, origin: (offset: number) =
       const keyOrigin = isNode(pair.key) ? origin(pair.key.range?.[0] ?? 0) : at;
       const value: TreeNode = pair.value === null
         ? { kind: 'scalar', value: null, text: '', plain: true, origin: keyOrigin }
-        : convert(pair.value, doc, origin, resolving);
+        : convert(pair.value, doc, origin, resolving, budget);
       // With merge keys enabled the parser marks `<<` with a symbol value.
       if (isScalar(pair.key) && typeof pair.key.value === 'symbol') {
         merged.push(value);

@@ -4,6 +4,7 @@ import { RequestError } from '../errors.js';
 import { ModbusError, type ModbusErrorKind } from '../modbus/errors.js';
 import type { ChangeFeed } from './feed.js';
 import type { Registry } from './registry.js';
+import { writeGate } from './write-gate.js';
 
 // The single write path behind every API. It validates everything before any
 // bus traffic, waits for the slave to confirm, and answers with the state the
@@ -17,7 +18,16 @@ const STATUS_BY_KIND: Record<ModbusErrorKind, number> = {
   invalid: 400,
 };
 
-export async function writeDevice(
+export function writeDevice(
+  registry: Registry,
+  feed: ChangeFeed,
+  device: Device,
+  params: Readonly<Record<string, unknown>>,
+): Promise<DeviceState> {
+  return writeGate.pass(() => performWrite(registry, feed, device, params));
+}
+
+async function performWrite(
   registry: Registry,
   feed: ChangeFeed,
   device: Device,

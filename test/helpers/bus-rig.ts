@@ -1,8 +1,10 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { EventEmitter } from 'node:events';
+import { apiGuards } from '../../src/api/guards.js';
 import { createHttpServer } from '../../src/api/http-server.js';
 import type { BoardModel } from '../../src/boards/model.js';
+import { loadConfig } from '../../src/config/load.js';
 import { buildDevices } from '../../src/devices/build.js';
 import { ScanLoop } from '../../src/devices/scan-loop.js';
 import { SlaveUnit, type SlaveState } from '../../src/devices/slave-unit.js';
@@ -74,7 +76,9 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
       loops.push({ bus, loop: new ScanLoop(slave, periodMs, true) });
     }
   });
-  const server = createHttpServer({ registry, feed, version: 'test', metrics: { buses, slaves } });
+  // The built-in configuration's access rules: no tokens, as EVOK.
+  const guards = apiGuards(loadConfig({}).config.apis);
+  const server = createHttpServer({ registry, feed, version: 'test', metrics: { buses, slaves }, ...guards });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { apiGuards } from '../../src/api/guards.js';
 import { createHttpServer } from '../../src/api/http-server.js';
 import { loadHwDefinitionDir } from '../../src/boards/hwdef.js';
 import type { BoardModel } from '../../src/boards/model.js';
@@ -50,7 +51,7 @@ export async function startDaemon(yaml: string, dir = mkdtempSync(join(tmpdir(),
   for (const hwDir of config.hwDefinitionDirs) for (const [name, model] of loadHwDefinitionDir(hwDir).models) userModels.set(name, model);
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
   await runtime.start();
-  const server: Server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'test' });
+  const server: Server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'test', ...apiGuards(config.apis) });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpServer } from '../../src/api/http-server.js';
 import { startWebhook, type Webhook, type WebhookOptions } from '../../src/api/webhook.js';
+import { apiGuards } from '../../src/api/guards.js';
 import { attachWebSocket, type WebSocketEndpoint, type WebSocketOptions } from '../../src/api/websocket.js';
 import { findModel } from '../../src/boards/resolve.js';
 import { loadConfig } from '../../src/config/load.js';
@@ -58,9 +59,10 @@ export async function startGate(
   const log = createLogger('CRITICAL');
   const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);
   await runtime.start();
-  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'test' });
+  const guards = apiGuards(config.apis);
+  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'test', ...guards });
   const ws = config.apis.websocket.enabled
-    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: config.apis.websocket.allFiltered }, log, websocket)
+    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: config.apis.websocket.allFiltered }, guards, log, websocket)
     : undefined;
   const hook = config.apis.webhook.enabled ? startWebhook(config.apis.webhook, runtime.feed, log, webhook) : undefined;
   server.listen(0, '127.0.0.1');
@@ -80,7 +82,7 @@ export async function startGate(
     setInput: (index, on) => board.setBit(inputs.val_reg + Math.floor(index / 16), index % 16, on),
     async close() {
       hook?.stop();
-      ws?.close();
+      await ws?.close();
       server.closeAllConnections();
       server.close();
       await runtime.stop();

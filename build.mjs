@@ -36,7 +36,12 @@ const common = {
   platform: 'node',
   target: 'node18',
   format: 'cjs',
+  // The whole source stays in the process's heap; minified and pure ASCII (a
+  // one-byte string to V8) it costs a fraction of the readable two-byte text.
+  // Names are kept readable for stack traces in logs.
   minifySyntax: true,
+  minifyWhitespace: true,
+  charset: 'ascii',
   legalComments: 'none',
   define: { IOGATE_VERSION: JSON.stringify(pkg.version) },
   logLevel: 'warning',

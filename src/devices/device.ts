@@ -55,12 +55,18 @@ export abstract class Device<P extends object = object> {
     return (this.text ??= JSON.stringify(this.full()));
   }
 
-  /** Re-decode from the cache; true when anything visible changed. */
+  /**
+   * Re-decode from the cache; true when anything visible changed. Most
+   * refreshes find nothing new, so states are compared field by field and the
+   * JSON text is rebuilt only after a real change.
+   */
   refresh(): boolean {
-    const before = this.json();
-    this.state = undefined;
+    const before = this.full();
+    const after = this.withAlias(this.decode());
+    if (sameState(before, after)) return false;
+    this.state = after;
     this.text = undefined;
-    return this.json() !== before;
+    return true;
   }
 
   /**
@@ -94,4 +100,24 @@ export abstract class Device<P extends object = object> {
     if (this.alias) state['alias'] = this.alias;
     return state;
   }
+}
+
+/**
+ * Equal states: same keys with the same values (decode() always builds its
+ * fields in one order, so order needs no check). Arrays and
+ * mappings taken from the board model are shared objects, so identity settles
+ * them; any other object is compared by its JSON text.
+ */
+function sameState(a: DeviceState, b: DeviceState): boolean {
+  let count = 0;
+  for (const key in a) {
+    count++;
+    const x = a[key];
+    const y = b[key];
+    if (x === y || (Number.isNaN(x) && Number.isNaN(y))) continue;
+    if (!(key in b) || typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (JSON.stringify(x) !== JSON.stringify(y)) return false;
+  }
+  for (const key in b) if (--count < 0 || !(key in a)) return false;
+  return count === 0;
 }

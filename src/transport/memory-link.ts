@@ -1,9 +1,11 @@
 import type { Link, LinkHandlers } from './link.js';
 
 // Two ends of an in-memory wire. Bytes written on one end arrive on the other
-// on a later turn of the event loop (as on a real line), so the framers and
-// timeouts on both sides run as they would against hardware, and a busy bus can
-// never starve HTTP clients of the event loop.
+// asynchronously, after the writer's own code has run (as on a real line), so
+// the framers and timeouts on both sides work as against hardware. Delivery is
+// a microtask, not an event-loop turn: a transaction costs no I/O round, and
+// since every transaction is started by a request or a scan slot, the chain
+// always ends and HTTP clients are never starved.
 
 export interface WireEnd {
   onData(handler: (chunk: Buffer) => void): void;
@@ -25,7 +27,7 @@ export class MemoryLink implements Link {
     },
     write: (chunk) => {
       const copy = Buffer.from(chunk);
-      setImmediate(() => this.handlers?.data(copy));
+      queueMicrotask(() => this.handlers?.data(copy));
     },
   };
 
@@ -35,7 +37,7 @@ export class MemoryLink implements Link {
 
   write(frame: Buffer): void {
     const copy = Buffer.from(frame);
-    setImmediate(() => {
+    queueMicrotask(() => {
       for (const handler of this.slaveHandlers) handler(copy);
     });
   }

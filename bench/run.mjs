@@ -9,7 +9,7 @@
 // so a burst of other work on the machine does not decide the ratio.
 // Environment:
 //   BENCH_DURATION  seconds per load and idle window (default 10)
-//   BENCH_ROUNDS    alternating rounds per GET (default 2)
+//   BENCH_ROUNDS    alternating rounds per GET (default 3)
 //   BENCH_THREADS, BENCH_CONNECTIONS  wrk -t / -c (default 2 / 16)
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -28,7 +28,7 @@ const SERVICE_UNIT = fileURLToPath(new URL('../deploy/iogate.service', import.me
 const RESULTS = join(BENCH_DIR, 'results');
 
 const DURATION_S = positive('BENCH_DURATION', 10);
-const ROUNDS = positive('BENCH_ROUNDS', 2);
+const ROUNDS = positive('BENCH_ROUNDS', 3);
 const THREADS = positive('BENCH_THREADS', 2);
 const CONNECTIONS = positive('BENCH_CONNECTIONS', 16);
 const WARMUP_S = Math.min(2, DURATION_S);

@@ -24,6 +24,7 @@ if (isMainThread) await runServerSide();
 else await runClients();
 
 async function runServerSide() {
+  const { apiGuards } = await import('../src/api/guards.ts');
   const { createHttpServer } = await import('../src/api/http-server.ts');
   const { attachWebSocket } = await import('../src/api/websocket.ts');
   const { findModel } = await import('../src/boards/resolve.ts');
@@ -36,7 +37,7 @@ async function runServerSide() {
   const file = join(dir, 'config.yaml');
   writeFileSync(
     file,
-    `comm_channels:\n  SIM:\n    type: SIMULATOR\n    toggle_ms: 0\n    devices:\n      1:\n        model: "00"\n        scan_frequency: ${scanHz}\n`,
+    `apis:\n  limits:\n    max_websocket_clients: 256\ncomm_channels:\n  SIM:\n    type: SIMULATOR\n    toggle_ms: 0\n    devices:\n      1:\n        model: "00"\n        scan_frequency: ${scanHz}\n`,
   );
   const { config } = loadConfig({ file });
   const log = createLogger('CRITICAL');
@@ -48,8 +49,9 @@ async function runServerSide() {
     if (devices.includes(input)) publishedAt = now();
   });
   await runtime.start();
-  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'bench' });
-  const endpoint = attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: false }, log);
+  const guards = apiGuards(config.apis);
+  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'bench', ...guards });
+  const endpoint = attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: false }, guards, log);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const url = `ws://127.0.0.1:${server.address().port}/ws`;

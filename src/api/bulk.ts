@@ -7,7 +7,7 @@ import { writeDevice } from '../registry/write.js';
 import { parseJsonObject, readBody } from './body.js';
 import type { DeviceRouteContext } from './device-routes.js';
 import type { ApiGuards } from './guards.js';
-import { sendError, sendJson, sendNoContent } from './respond.js';
+import { sendError, sendJson, servePost } from './respond.js';
 import { isFieldObject } from './set-arguments.js';
 import { parseTypeNames } from './type-filter.js';
 
@@ -33,16 +33,7 @@ interface ErrorEnvelope {
 type BulkContext = DeviceRouteContext & Pick<ApiGuards, 'auth'>;
 
 export function handleBulk(ctx: BulkContext, req: IncomingMessage, res: ServerResponse): void {
-  switch (req.method) {
-    case 'POST':
-      void serve(ctx, req, res);
-      return;
-    case 'OPTIONS':
-      sendNoContent(res);
-      return;
-    default:
-      throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (POST, OPTIONS)`);
-  }
+  servePost(req, res, () => serve(ctx, req, res));
 }
 
 async function serve(ctx: BulkContext, req: IncomingMessage, res: ServerResponse): Promise<void> {

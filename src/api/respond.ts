@@ -1,4 +1,4 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestError } from '../errors.js';
 
 // Writing replies. Bodies arrive as ready bytes or strings, so the hot path is
@@ -81,4 +81,18 @@ export function sendSuccess(res: ServerResponse, result: unknown): void {
 /** The success envelope around a result that is JSON text already, such as a device's cached text. */
 export function sendSuccessJson(res: ServerResponse, resultJson: string): void {
   sendJson(res, 200, `{"success":true,"result":${resultJson}}`);
+}
+
+/** Endpoints that take only POST (bulk, RPC): OPTIONS for CORS preflights, 405 otherwise. */
+export function servePost(req: IncomingMessage, res: ServerResponse, serve: () => Promise<void>): void {
+  switch (req.method) {
+    case 'POST':
+      void serve();
+      return;
+    case 'OPTIONS':
+      sendNoContent(res);
+      return;
+    default:
+      throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (POST, OPTIONS)`);
+  }
 }

@@ -3,7 +3,7 @@ import { RequestError } from '../errors.js';
 import { readBody } from './body.js';
 import type { DeviceRouteContext } from './device-routes.js';
 import type { ApiGuards } from './guards.js';
-import { sendError, sendJson, sendNoContent } from './respond.js';
+import { sendError, sendJson, sendNoContent, servePost } from './respond.js';
 import { RPC_METHODS, type RpcMethod } from './rpc-methods.js';
 import { isFieldObject } from './set-arguments.js';
 
@@ -35,16 +35,7 @@ class RpcError extends Error {
 type RpcContext = DeviceRouteContext & Pick<ApiGuards, 'auth'>;
 
 export function handleRpc(ctx: RpcContext, req: IncomingMessage, res: ServerResponse): void {
-  switch (req.method) {
-    case 'POST':
-      void serve(ctx, req, res);
-      return;
-    case 'OPTIONS':
-      sendNoContent(res);
-      return;
-    default:
-      throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (POST, OPTIONS)`);
-  }
+  servePost(req, res, () => serve(ctx, req, res));
 }
 
 async function serve(ctx: RpcContext, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -1,6 +1,6 @@
 import type { AiFeature } from '../boards/model.js';
 import { decodeAnalog } from './analog-decode.js';
-import { activeMode, checkModeWrite } from './analog-mode.js';
+import { channelMode, checkModeWrite } from './analog-mode.js';
 import type { DeviceState } from './device.js';
 import { oneOf, type FieldSpec } from './fields.js';
 import { SlaveDevice } from './slave-device.js';
@@ -52,8 +52,7 @@ export class AnalogInput extends SlaveDevice<AiWrite> {
   }
 
   private mode(): string | null {
-    const { modes, mode_reg } = this.feature;
-    return activeMode(modes, mode_reg === undefined ? undefined : this.slave.cache.get('holding', mode_reg + this.index));
+    return channelMode(this.feature, this.slave.cache, this.index);
   }
 
   override prepareWrite(raw: Readonly<Record<string, unknown>>): () => Promise<void> {

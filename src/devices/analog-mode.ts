@@ -1,5 +1,6 @@
 import type { AnalogMode } from '../boards/model.js';
 import { ValidationError } from './fields.js';
+import type { RegisterCache } from './register-cache.js';
 
 // Mode selection shared by analog inputs and outputs: a board map lists the
 // modes by name, and the selectable ones carry the value the mode register
@@ -39,4 +40,14 @@ export function checkModeWrite(
       `mode: this ${what} cannot switch to '${requested}' (selectable: ${selectable.join(', ') || 'none'})`,
     );
   }
+}
+
+/** The active mode of channel `index`, read from its mode register when it has one. */
+export function channelMode(
+  channel: { modes: Readonly<Record<string, AnalogMode>>; mode_reg?: number },
+  cache: RegisterCache,
+  index: number,
+): string | null {
+  const { modes, mode_reg } = channel;
+  return activeMode(modes, mode_reg === undefined ? undefined : cache.get('holding', mode_reg + index));
 }

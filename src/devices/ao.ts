@@ -1,5 +1,5 @@
 import type { AoFeature } from '../boards/model.js';
-import { activeMode, checkModeWrite } from './analog-mode.js';
+import { channelMode, checkModeWrite } from './analog-mode.js';
 import { round } from './bits.js';
 import type { DeviceState } from './device.js';
 import { decimal, oneOf, type FieldSpec } from './fields.js';
@@ -55,8 +55,7 @@ export class AnalogOutput extends SlaveDevice<AoWrite> {
   }
 
   private mode(): string | null {
-    const { modes, mode_reg } = this.feature;
-    return activeMode(modes, mode_reg === undefined ? undefined : this.slave.cache.get('holding', mode_reg + this.index));
+    return channelMode(this.feature, this.slave.cache, this.index);
   }
 
   override prepareWrite(raw: Readonly<Record<string, unknown>>): () => Promise<void> {

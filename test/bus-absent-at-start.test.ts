@@ -29,3 +29,27 @@ test('a slave absent at start has its devices registered and comes online when i
     await rig.stop();
   }
 });
+
+test('a read-once slave (scan_enabled: false) absent at start is read once it answers, then left alone', async () => {
+  const line = new FaultyLine([{ unit: 1, model: brain00 }]);
+  line.silent.add(1);
+  const rig = await startRig([
+    { link: line, slaves: [{ name: '1', unit: 1, model: brain00, scanEnabled: false }], options: { timeoutMs: 50, retries: 0 } },
+  ]);
+  try {
+    await rig.whenState('1', 'offline');
+    line.boards.get(1)!.setBit(1, 2, true);
+    line.silent.delete(1);
+    await rig.whenState('1', 'online');
+    const output = await rig.get('/rest/do/1_03');
+    assert.equal(output.status, 200);
+    assert.equal(JSON.parse(output.body).value, 1);
+    // Read once: after that first good scan nothing polls it any more.
+    const heard = line.heard.get(1) ?? 0;
+    // Absence of traffic can only be shown by waiting: 300 ms is 15 scan periods.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    assert.equal(line.heard.get(1) ?? 0, heard, 'no further polls after the one successful read');
+  } finally {
+    await rig.stop();
+  }
+});

@@ -9,6 +9,9 @@ import type { SlaveUnit } from './slave-unit.js';
 // Under HTTP load a saturated event loop often runs a few ms late; losing the
 // slot each time cost 3-5 % of the poll rate (bench), keeping one costs none.
 
+/** How often a read-once slave that has not answered yet is tried again. */
+const ONCE_RETRY_MS = 250;
+
 export class ScanLoop {
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
@@ -65,6 +68,11 @@ export class ScanLoop {
     }
     // Unthrottled slaves (scan_frequency 0) scan again as soon as the last scan is done.
     if (this.periodMs === 0 && this.repeat && !this.stopped) this.immediate = setImmediate(() => this.tick());
+    // A slave that is read only once (scan_enabled: false) keeps being tried
+    // until that one read succeeds; the slave paces the attempts (offline probes).
+    if (!this.repeat && !this.stopped && this.slave.state !== 'online') {
+      this.timer = setTimeout(() => this.tick(), ONCE_RETRY_MS);
+    }
   }
 
   private scheduleNext(): void {

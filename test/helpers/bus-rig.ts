@@ -22,6 +22,8 @@ export interface RigSlave {
   unit: number;
   model: BoardModel;
   periodMs?: number;
+  /** false: read once (EVOK's scan_enabled: false). */
+  scanEnabled?: boolean;
 }
 
 export interface RigBus {
@@ -59,7 +61,7 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
   busSpecs.forEach((spec, index) => {
     const bus = new ModbusBus(spec.link, { name: `bus${index + 1}`, timeoutMs: 50, retries: 1, reconnectMs: 20, maxReconnectMs: 200, ...spec.options });
     buses.push(bus);
-    for (const { name, unit, model, periodMs = 20 } of spec.slaves) {
+    for (const { name, unit, model, periodMs = 20, scanEnabled = true } of spec.slaves) {
       const slave = new SlaveUnit(name, unit, model, bus, periodMs, (changed, _devices, stateChanged) => {
         registry.invalidate();
         if (stateChanged) events.emit(`state:${changed.name}`, changed.state);
@@ -73,7 +75,7 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
         events.emit(`scan:${name}`);
       };
       slaves.push(slave);
-      loops.push({ bus, loop: new ScanLoop(slave, periodMs, true) });
+      loops.push({ bus, loop: new ScanLoop(slave, periodMs, scanEnabled) });
     }
   });
   // The built-in configuration's access rules: no tokens, as EVOK.

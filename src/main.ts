@@ -7,7 +7,7 @@ import { startWebhook } from './api/webhook.js';
 import { attachWebSocket } from './api/websocket.js';
 import type { BoardModel } from './boards/model.js';
 import { loadHwDefinitionDir } from './boards/hwdef.js';
-import { findModel } from './boards/resolve.js';
+import { findModel, unknownModelProblems } from './boards/resolve.js';
 import { ConfigError } from './config/errors.js';
 import { loadConfig } from './config/load.js';
 import { startupSummary } from './config/summary.js';
@@ -91,6 +91,11 @@ function main(): void {
     process.exit(1);
   }
   const { config, warnings } = loaded;
+  const badModels = unknownModelProblems(config.buses.flatMap((bus) => bus.devices), userModels);
+  if (badModels.length > 0) {
+    process.stderr.write(`iogate: cannot start: configuration names unknown boards:\n  ${badModels.join('\n  ')}\n`);
+    process.exit(1);
+  }
   const unsafeBind = bindPolicyProblem(config.apis);
   if (unsafeBind !== undefined) {
     process.stderr.write(`iogate: cannot start: ${unsafeBind}\n`);

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { builtinModels } from '../src/boards/builtin/index.js';
 import type { BoardModel } from '../src/boards/model.js';
 import { blockOf, coilTargets } from '../src/boards/regmap.js';
-import { findModel, modelName } from '../src/boards/resolve.js';
+import { findModel, unknownModelProblems } from '../src/boards/resolve.js';
 
 const board = (name: string): BoardModel => builtinModels.get(name)!;
 
@@ -56,36 +56,27 @@ describe('blockOf', () => {
   });
 });
 
-describe('modelName', () => {
-  test('integers that YAML made of board ids become the two-digit id', () => {
-    assert.equal(modelName(0), '00');
-    assert.equal(modelName(1), '01');
-    assert.equal(modelName(7), '07');
-    assert.equal(modelName(8), '08');
-    assert.equal(modelName(9), '09');
-    assert.equal(modelName(13), '13');
-  });
-
-  test('other integers keep their decimal text; strings are unchanged', () => {
-    assert.equal(modelName(2), '2');
-    assert.equal(modelName(42), '42');
-    assert.equal(modelName('0A'), '0A');
-    assert.equal(modelName('08'), '08');
-    assert.equal(modelName('xS51'), 'xS51');
-  });
-
-  test('anything else is rejected', () => {
-    assert.throws(() => modelName(undefined), TypeError);
-    assert.throws(() => modelName(null), TypeError);
-    assert.throws(() => modelName(['00']), TypeError);
-  });
-});
-
 describe('findModel', () => {
   test('user definitions override built-ins of the same name', () => {
     const mine: BoardModel = { name: 'xS10', blocks: [], features: [] };
     assert.equal(findModel('xS10', new Map([['xS10', mine]])), mine);
     assert.equal(findModel('xS10', new Map()), board('xS10'));
     assert.equal(findModel('NOPE', new Map()), undefined);
+  });
+});
+
+describe('unknownModelProblems', () => {
+  test('names each device whose model no built-in or user map has, with where it was written', () => {
+    const mine: BoardModel = { name: 'METER1', blocks: [], features: [] };
+    const problems = unknownModelProblems(
+      [
+        { model: '00', modelAt: 'config.yaml:7: comm_channels.BUS.devices.1.model' },
+        { model: 'METER1' },
+        { model: 'xS99', modelAt: 'config.yaml:12: comm_channels.BUS.devices.2.model' },
+      ],
+      new Map([['METER1', mine]]),
+    );
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /^config\.yaml:12: comm_channels\.BUS\.devices\.2\.model: no board model 'xS99' \(built in: 00, .*; from hw_definitions: METER1\)$/);
   });
 });

@@ -1,7 +1,7 @@
 // Address arithmetic on a board model that both the daemon and the simulator
 // need, kept in one place so they agree on it.
 
-import type { BoardModel, RegisterSpace } from './model.js';
+import type { BoardModel, RegisterBlock, RegisterSpace } from './model.js';
 
 /** What writing a coil does besides (or instead of) switching an output. */
 export type CoilAction = 'wd_reset' | 'nv_save' | 'owpower';
@@ -47,7 +47,7 @@ export function coilTargets(model: BoardModel): Map<number, CoilTarget> {
  * or -1. Values spanning two blocks are not found on purpose: EVOK decodes a
  * multi-register value only from one block's snapshot.
  */
-export function blockOf(model: BoardModel, space: RegisterSpace, address: number, count = 1): number {
+export function blockOf(model: { readonly blocks: readonly RegisterBlock[] }, space: RegisterSpace, address: number, count = 1): number {
   return model.blocks.findIndex(
     (b) => b.type === space && address >= b.start_reg && address + count <= b.start_reg + b.count,
   );

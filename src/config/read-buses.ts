@@ -103,9 +103,11 @@ function readDevice(name: string, device: ConfigSection, hasBusInfo: boolean): D
     return undefined;
   }
   const model = readModel(device);
+  const modelNode = device.value('model');
   const config: DeviceConfig = {
     name,
     model,
+    modelAt: `${modelNode ? formatOrigin(modelNode.origin) : '?'}: ${device.path}.model`,
     slaveId: device.integer('slave-id', 1, 0, 247),
     scanFrequency: device.number('scan_frequency', 50, 0),
     scanEnabled: device.boolean('scan_enabled', true),

@@ -12,6 +12,8 @@ export interface DeviceConfig {
   /** Key under `devices:`, as a string (`1`, `xS51`); prefix of every circuit. */
   name: string;
   model: string;
+  /** Where `model` was written, `file:line: key.path`, for a message if no board has that name. */
+  modelAt?: string;
   slaveId: number;
   /** Hz; 0 means as fast as the bus allows. */
   scanFrequency: number;

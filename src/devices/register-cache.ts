@@ -1,4 +1,5 @@
 import type { RegisterBlock, RegisterSpace } from '../boards/model.js';
+import { blockOf } from '../boards/regmap.js';
 
 // The last values read from one slave, block by block. Every GET is answered
 // from here; nothing on the request path touches the bus.
@@ -11,16 +12,16 @@ interface CachedBlock {
 
 export class RegisterCache {
   readonly blocks: readonly CachedBlock[];
+  private readonly layout: { blocks: readonly RegisterBlock[] };
 
   constructor(defs: readonly RegisterBlock[]) {
     this.blocks = defs.map((def) => ({ def, values: new Uint16Array(def.count), valid: false }));
+    this.layout = { blocks: defs };
   }
 
   /** Index of the first block of `space` holding [address, address + count), or -1. */
   blockIndexOf(space: RegisterSpace, address: number, count = 1): number {
-    return this.blocks.findIndex(
-      ({ def }) => def.type === space && address >= def.start_reg && address + count <= def.start_reg + def.count,
-    );
+    return blockOf(this.layout, space, address, count);
   }
 
   covers(space: RegisterSpace, address: number, count = 1): boolean {

@@ -7,6 +7,7 @@ export class ByteQueue {
   bytes: Buffer;
   start = 0;
   end = 0;
+  private parsing = false;
 
   constructor(initialCapacity: number) {
     this.bytes = Buffer.allocUnsafe(initialCapacity);
@@ -42,6 +43,23 @@ export class ByteQueue {
     }
     this.bytes.set(chunk, this.end);
     this.end += chunk.length;
+  }
+
+  /**
+   * Append `chunk` and run `parse` over the buffered bytes. A push made from
+   * inside `parse` (a frame handler answering at once) only appends: the
+   * running parse loop picks the bytes up, so frames are never parsed out of
+   * order or by two loops at once.
+   */
+  feed(chunk: Uint8Array, parse: () => void): void {
+    this.append(chunk);
+    if (this.parsing) return;
+    this.parsing = true;
+    try {
+      parse();
+    } finally {
+      this.parsing = false;
+    }
   }
 
   /** Copy of bytes[from..to), safe to keep after the queue moves on. */

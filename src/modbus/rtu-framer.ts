@@ -44,7 +44,6 @@ export class RtuFramer {
   readonly stats: FramerStats = { frames: 0, crcErrors: 0, discardedBytes: 0 };
   private readonly pduLength: PduLength;
   private readonly queue = new ByteQueue(INITIAL_CAPACITY);
-  private parsing = false;
   /** Bytes were discarded since the last good frame or reset(). */
   private resynchronising = false;
 
@@ -65,16 +64,10 @@ export class RtuFramer {
   }
 
   push(chunk: Buffer): void {
-    this.queue.append(chunk);
-    // A push from inside onFrame only appends; the outer loop picks it up.
-    if (this.parsing) return;
-    this.parsing = true;
-    try {
-      this.parse();
-    } finally {
-      this.parsing = false;
-    }
+    this.queue.feed(chunk, this.parseBuffered);
   }
+
+  private readonly parseBuffered = (): void => this.parse();
 
   private parse(): void {
     const queue = this.queue;

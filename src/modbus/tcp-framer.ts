@@ -31,7 +31,6 @@ export function encodeMbap(transactionId: number, unit: number, pdu: Buffer): Bu
 
 export class MbapFramer {
   private readonly queue = new ByteQueue(INITIAL_CAPACITY);
-  private parsing = false;
 
   constructor(
     private readonly onFrame: (transactionId: number, unit: number, pdu: Buffer) => void,
@@ -47,16 +46,10 @@ export class MbapFramer {
   }
 
   push(chunk: Buffer): void {
-    this.queue.append(chunk);
-    // A push from inside onFrame only appends; the outer loop picks it up.
-    if (this.parsing) return;
-    this.parsing = true;
-    try {
-      this.parse();
-    } finally {
-      this.parsing = false;
-    }
+    this.queue.feed(chunk, this.parseBuffered);
   }
+
+  private readonly parseBuffered = (): void => this.parse();
 
   private parse(): void {
     const queue = this.queue;

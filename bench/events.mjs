@@ -24,9 +24,9 @@ if (isMainThread) await runServerSide();
 else await runClients();
 
 async function runServerSide() {
-  const { apiGuards } = await import('../src/api/guards.ts');
-  const { createHttpServer } = await import('../src/api/http-server.ts');
-  const { attachWebSocket } = await import('../src/api/websocket.ts');
+  const { apiGuards } = await import('../src/api/access/guards.ts');
+  const { createHttpServer } = await import('../src/api/http/server.ts');
+  const { attachWebSocket } = await import('../src/api/ws/server.ts');
   const { findModel } = await import('../src/boards/resolve.ts');
   const { loadConfig } = await import('../src/config/load.ts');
   const { createLogger } = await import('../src/log.ts');

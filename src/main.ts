@@ -1,10 +1,10 @@
 import { parseArgs } from 'node:util';
-import { bindPolicyProblem } from './api/bind-policy.js';
-import { apiGuards } from './api/guards.js';
-import { createHttpServer } from './api/http-server.js';
+import { bindPolicyProblem } from './api/access/bind-policy.js';
+import { apiGuards } from './api/access/guards.js';
+import { createHttpServer } from './api/http/server.js';
 import type { MqttBridge } from './api/mqtt/bridge.js';
 import { startWebhook } from './api/webhook.js';
-import { attachWebSocket } from './api/websocket.js';
+import { attachWebSocket } from './api/ws/server.js';
 import type { BoardModel } from './boards/model.js';
 import { loadHwDefinitionDir } from './boards/hwdef.js';
 import { findModel, unknownModelProblems } from './boards/resolve.js';

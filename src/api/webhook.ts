@@ -3,7 +3,7 @@ import type { WebhookConfig } from '../config/types.js';
 import type { Device } from '../devices/device.js';
 import type { Logger } from '../log.js';
 import type { ChangeFeed } from '../registry/feed.js';
-import { parseTypeNames } from './type-filter.js';
+import { parseTypeNames } from './http/type-filter.js';
 
 // EVOK's outgoing webhook: on changes of the masked device types, GET the
 // configured address (`complex_events: false`, no body) or POST it a JSON

@@ -1,18 +1,18 @@
 import type { Feature, RegisterSpace } from '../boards/model.js';
-import { AnalogInput } from './ai.js';
-import { AnalogOutput } from './ao.js';
-import { BrainAnalogOutput } from './bao.js';
-import { DataPoint } from './data-point.js';
+import { AnalogInput } from './analog/ai.js';
+import { AnalogOutput } from './analog/ao.js';
+import { BrainAnalogOutput } from './analog/bao.js';
+import { DataPoint } from './board/data-point.js';
 import type { Device } from './device.js';
-import { DigitalInput } from './di.js';
-import { DigitalOutput } from './do.js';
-import { UserLed } from './led.js';
-import { NvSave } from './nv-save.js';
-import { OneWirePower } from './owpower.js';
-import { RawRegister } from './register.js';
-import { RelayOutput } from './ro.js';
-import type { SlaveUnit } from './slave-unit.js';
-import { Watchdog } from './watchdog.js';
+import { DigitalInput } from './digital/di.js';
+import { DigitalOutput } from './digital/do.js';
+import { UserLed } from './digital/led.js';
+import { NvSave } from './board/nv-save.js';
+import { OneWirePower } from './board/owpower.js';
+import { RawRegister } from './board/register.js';
+import { RelayOutput } from './digital/ro.js';
+import type { SlaveUnit } from './slave/slave-unit.js';
+import { Watchdog } from './board/watchdog.js';
 
 // Turns a board model's features into API devices attached to their slave.
 

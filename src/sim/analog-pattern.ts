@@ -1,5 +1,5 @@
 import type { AiFeature, BaoFeature, DataPointFeature } from '../boards/model.js';
-import { float32Words } from '../devices/bits.js';
+import { float32Words } from '../devices/digital/bits.js';
 import type { SimulatedBoard } from './simulated-board.js';
 
 // Makes a simulated board's measured values drift slowly, as real sensors do:

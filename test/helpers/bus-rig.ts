@@ -1,13 +1,13 @@
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { EventEmitter } from 'node:events';
-import { apiGuards } from '../../src/api/guards.js';
-import { createHttpServer } from '../../src/api/http-server.js';
+import { apiGuards } from '../../src/api/access/guards.js';
+import { createHttpServer } from '../../src/api/http/server.js';
 import type { BoardModel } from '../../src/boards/model.js';
 import { loadConfig } from '../../src/config/load.js';
 import { buildDevices } from '../../src/devices/build.js';
-import { ScanLoop } from '../../src/devices/scan-loop.js';
-import { SlaveUnit, type SlaveState } from '../../src/devices/slave-unit.js';
+import { ScanLoop } from '../../src/devices/slave/scan-loop.js';
+import { SlaveUnit, type SlaveState } from '../../src/devices/slave/slave-unit.js';
 import { ModbusBus, type BusOptions } from '../../src/modbus/bus.js';
 import { ChangeFeed } from '../../src/registry/feed.js';
 import { Registry } from '../../src/registry/registry.js';

@@ -1,5 +1,5 @@
 import type { Device } from '../../devices/device.js';
-import type { SlaveUnit } from '../../devices/slave-unit.js';
+import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
 import type { Logger } from '../../log.js';
 import { OFFLINE, ONLINE } from './connection.js';
 import type { MqttSink } from './sink.js';

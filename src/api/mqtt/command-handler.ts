@@ -4,7 +4,7 @@ import type { Logger } from '../../log.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { writeDevice } from '../../registry/write.js';
-import { errorBody } from '../respond.js';
+import { errorBody } from '../http/respond.js';
 import { parseCommandPayload } from './command-payload.js';
 import { SerialQueue } from './serial-queue.js';
 import type { MqttSink } from './sink.js';

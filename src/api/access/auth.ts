@@ -1,0 +1,118 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import type { AuthConfig } from '../../config/types.js';
+import { RequestError } from '../../errors.js';
+import { isLoopbackAddress } from './loopback.js';
+
+// Who may do what. Every interface (REST, JSON, bulk, RPC, WebSocket,
+// metrics) asks the same Authorizer, so one client gets the same answer
+// whichever door it uses.
+//
+// `read` covers everything that only looks (GETs, WebSocket subscriptions,
+// RPC getters, bulk queries); `write` covers that plus everything that
+// changes outputs or settings.
+
+export type Scope = 'read' | 'write';
+
+/** What a request may do; `none` carries the reason it was refused as a ready error. */
+export type Grant = { scope: Scope } | { scope: 'none'; error: RequestError };
+
+/** Sent with every 401, as RFC 6750 asks, so clients know which scheme to use. */
+export const CHALLENGE_HEADERS: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'Bearer realm="iogate"' };
+
+export interface Authorizer {
+  /** False when no tokens are configured: every request is granted `write`, as in EVOK. */
+  readonly enabled: boolean;
+  /** What the request's credentials (or lack of them) allow; decided once per request. */
+  scopeOf(req: IncomingMessage, options?: { allowQueryToken?: boolean }): Grant;
+  /** The error to answer, or undefined when the request may proceed. */
+  authorize(req: IncomingMessage, need: Scope, options?: { allowQueryToken?: boolean }): RequestError | undefined;
+}
+
+interface KnownToken {
+  name: string;
+  scope: Scope;
+  digest: Buffer;
+}
+
+/**
+ * `originAllowed` tells whether a browser Origin header may use the API; the
+ * loopback exemption is withheld from other origins, or any web page the
+ * controller's own browser opens could switch outputs through it.
+ */
+export function createAuthorizer(config: AuthConfig, originAllowed: (origin: string) => boolean): Authorizer {
+  const OPEN: Grant = { scope: 'write' };
+  if (config.tokens.length === 0) {
+    return { enabled: false, scopeOf: () => OPEN, authorize: () => undefined };
+  }
+  // Hashing first gives equal-length buffers, which timingSafeEqual needs,
+  // and keeps the token length out of the timing too.
+  const known: KnownToken[] = config.tokens.map(({ name, scope, token }) => ({ name, scope, digest: digestOf(token) }));
+
+  const anonymousGrant = (req: IncomingMessage): Grant => {
+    if (config.allowAnonymous) return OPEN;
+    const origin = req.headers.origin;
+    if (config.loopbackAnonymous && isLoopbackAddress(req.socket.remoteAddress) && (origin === undefined || originAllowed(origin))) {
+      return OPEN;
+    }
+    return { scope: 'none', error: unauthorized('this API needs a token: send "Authorization: Bearer <token>"') };
+  };
+
+  const scopeOf = (req: IncomingMessage, options?: { allowQueryToken?: boolean }): Grant => {
+    const presented = presentedToken(req, options?.allowQueryToken === true);
+    if (presented === undefined) return anonymousGrant(req);
+    if (presented === '') return { scope: 'none', error: unauthorized('malformed Authorization header: expected "Bearer <token>"') };
+    const digest = digestOf(presented);
+    let match: KnownToken | undefined;
+    // No early exit: every request costs the same whichever token (if any) matches.
+    for (const token of known) {
+      if (timingSafeEqual(token.digest, digest)) match = token;
+    }
+    if (match === undefined) return { scope: 'none', error: unauthorized('the token is not valid') };
+    return { scope: match.scope };
+  };
+
+  return {
+    enabled: true,
+    scopeOf,
+    authorize(req, need, options) {
+      return checkScope(scopeOf(req, options), need);
+    },
+  };
+}
+
+/** For interfaces that learn what they need only after reading the request (bulk items, RPC methods, WebSocket commands). */
+export function checkScope(grant: Grant, need: Scope): RequestError | undefined {
+  if (grant.scope === 'none') return grant.error;
+  if (need === 'write' && grant.scope === 'read') {
+    return new RequestError(403, 'Forbidden', 'this token may only read; writing needs a token with write scope');
+  }
+  return undefined;
+}
+
+function unauthorized(message: string): RequestError {
+  return new RequestError(401, 'Unauthorized', message);
+}
+
+function digestOf(token: string): Buffer {
+  return createHash('sha256').update(token, 'utf8').digest();
+}
+
+/**
+ * The bearer token, '' when credentials are present but malformed, undefined
+ * when there are none. Browsers cannot set headers on a WebSocket upgrade,
+ * hence the query parameter there (and only there: URLs end up in logs).
+ */
+function presentedToken(req: IncomingMessage, allowQueryToken: boolean): string | undefined {
+  const header = req.headers.authorization;
+  if (header !== undefined) {
+    const match = /^Bearer[ ]+(\S+)[ ]*$/i.exec(header);
+    return match ? match[1]! : '';
+  }
+  if (!allowQueryToken) return undefined;
+  const url = req.url ?? '';
+  const query = url.indexOf('?');
+  if (query < 0) return undefined;
+  const token = new URLSearchParams(url.slice(query + 1)).get('token');
+  return token === null ? undefined : token;
+}

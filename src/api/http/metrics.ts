@@ -1,0 +1,105 @@
+import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
+import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
+
+// `GET /metrics`: per-bus and per-slave Modbus statistics in the Prometheus
+// text exposition format (version 0.0.4), so a line that degrades (timeouts,
+// CRC errors, reconnects, scan overruns) shows up on a dashboard before the
+// I/O it carries goes stale.
+
+export interface MetricsSource {
+  readonly buses: readonly ModbusBus[];
+  readonly slaves: readonly SlaveUnit[];
+}
+
+export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+
+type Labels = Record<string, string | number>;
+type Sample = [Labels, number];
+
+interface Family {
+  name: string;
+  type: 'counter' | 'gauge';
+  help: string;
+  samples: Sample[];
+}
+
+const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, string]> = [
+  ['requests', 'requests_total', 'Requests put on the wire, retries included.'],
+  ['responses', 'responses_total', 'Well-formed replies, exception replies included.'],
+  ['timeouts', 'timeouts_total', 'Requests that got no valid reply in time.'],
+  ['retries', 'retries_total', 'Requests sent again after a timeout or a malformed reply.'],
+  ['exceptions', 'exceptions_total', 'Modbus exception replies.'],
+  ['corruptFrames', 'corrupt_frames_total', 'Received frames dropped for a CRC or framing error.'],
+];
+
+export function renderMetrics({ buses, slaves }: MetricsSource): string {
+  const families: Family[] = [];
+  const busStats = buses.map((bus) => ({ bus, stats: bus.stats() }));
+  for (const [key, suffix, help] of TRANSACTION_COUNTERS) {
+    families.push({
+      name: `iogate_bus_${suffix}`,
+      type: 'counter',
+      help,
+      samples: busStats.map(({ bus, stats }) => [{ bus: bus.name }, stats[key]]),
+    });
+  }
+  families.push(
+    {
+      name: 'iogate_bus_reconnects_total',
+      type: 'counter',
+      help: 'Times the link was lost or could not be opened and a reconnect was scheduled.',
+      samples: busStats.map(({ bus, stats }) => [{ bus: bus.name }, stats.reconnects]),
+    },
+    {
+      name: 'iogate_bus_connected',
+      type: 'gauge',
+      help: '1 while the serial port is open or the TCP connection is up.',
+      samples: busStats.map(({ bus, stats }) => [{ bus: bus.name }, stats.connected ? 1 : 0]),
+    },
+  );
+
+  const slaveLabels = (slave: SlaveUnit): Labels => ({ bus: slave.bus.name, slave: slave.name, unit: slave.unit });
+  const unitStats = slaves.map((slave) => ({ slave, stats: slave.bus.unitStats(slave.unit) }));
+  for (const [key, suffix, help] of TRANSACTION_COUNTERS) {
+    families.push({
+      name: `iogate_slave_${suffix}`,
+      type: 'counter',
+      help,
+      samples: unitStats.map(({ slave, stats }) => [slaveLabels(slave), stats[key]]),
+    });
+  }
+  const perSlave = (name: string, type: Family['type'], help: string, value: (slave: SlaveUnit) => number): Family => ({
+    name,
+    type,
+    help,
+    samples: slaves.map((slave) => [slaveLabels(slave), value(slave)]),
+  });
+  families.push(
+    perSlave('iogate_slave_online', 'gauge', '1 once the slave answered its last scan; 0 while starting or offline.', (s) =>
+      s.state === 'online' ? 1 : 0,
+    ),
+    perSlave('iogate_slave_scans_total', 'counter', 'Completed scans.', (s) => s.stats.scans),
+    perSlave('iogate_slave_failed_scans_total', 'counter', 'Scans (or offline probes) that failed.', (s) => s.stats.failedScans),
+    perSlave('iogate_slave_scan_overruns_total', 'counter', 'Scan slots skipped because the previous scan was still running.', (s) => s.stats.overruns),
+    perSlave('iogate_slave_last_scan_seconds', 'gauge', 'Duration of the last scan.', (s) => s.stats.lastScanMs / 1000),
+    perSlave('iogate_slave_scan_interval_seconds', 'gauge', 'Configured scan period (0 = as fast as the bus allows).', (s) => s.scanPeriodMs / 1000),
+  );
+  return families.map(renderFamily).join('');
+}
+
+function renderFamily({ name, type, help, samples }: Family): string {
+  let text = `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
+  for (const [labels, value] of samples) text += `${name}{${renderLabels(labels)}} ${value}\n`;
+  return text;
+}
+
+function renderLabels(labels: Labels): string {
+  return Object.entries(labels)
+    .map(([key, value]) => `${key}="${escapeLabel(String(value))}"`)
+    .join(',');
+}
+
+/** Label values escape backslash, double quote and line feed. */
+function escapeLabel(value: string): string {
+  return value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+}

@@ -1,0 +1,98 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RequestError } from '../../errors.js';
+
+// Writing replies. Bodies arrive as ready bytes or strings, so the hot path is
+// a header object reused across requests and one write.
+
+export const CORS_HEADERS: Readonly<Record<string, string>> = {
+  'Access-Control-Allow-Origin': '*',
+  'Access-Control-Allow-Headers': 'x-requested-with, content-type, authorization',
+  'Access-Control-Allow-Methods': 'POST, GET, OPTIONS',
+};
+
+/** The fixed headers of each kind of reply, built once per CORS decision rather than per request. */
+export interface ReplyHeaders {
+  json: Readonly<Record<string, string>>;
+  text: Readonly<Record<string, string>>;
+  empty: Readonly<Record<string, string>>;
+}
+
+export function replyHeadersWith(cors: Readonly<Record<string, string>>): ReplyHeaders {
+  return {
+    json: { 'Content-Type': 'application/json', ...cors },
+    text: { 'Content-Type': 'text/html; charset=UTF-8', ...cors },
+    empty: { ...cors },
+  };
+}
+
+/** EVOK's CORS answer; used for every reply not given other headers through useReplyHeaders. */
+const EVOK_REPLY_HEADERS = replyHeadersWith(CORS_HEADERS);
+
+// A side table rather than a property on the response, so replies that keep
+// EVOK's default cost one failed lookup and the response type stays Node's.
+const chosenHeaders = new WeakMap<ServerResponse, ReplyHeaders>();
+
+export function useReplyHeaders(res: ServerResponse, headers: ReplyHeaders): void {
+  chosenHeaders.set(res, headers);
+}
+
+function headersOf(res: ServerResponse): ReplyHeaders {
+  return chosenHeaders.get(res) ?? EVOK_REPLY_HEADERS;
+}
+
+export function sendJson(res: ServerResponse, status: number, body: string | Buffer): void {
+  res.writeHead(status, { ...headersOf(res).json, 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+export function sendText(res: ServerResponse, status: number, body: string): void {
+  res.writeHead(status, { ...headersOf(res).text, 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+export function sendNoContent(res: ServerResponse): void {
+  res.writeHead(204, headersOf(res).empty);
+  res.end();
+}
+
+const CLOSE_CONNECTION = { Connection: 'close' };
+
+/** EVOK's error envelope. */
+export function errorBody(kind: string, message: string): string {
+  return JSON.stringify({ success: false, errors: { [kind]: message } });
+}
+
+export function sendError(res: ServerResponse, error: unknown, extraHeaders?: Record<string, string>): void {
+  const { status, kind, message } =
+    error instanceof RequestError
+      ? error
+      : { status: 500, kind: 'InternalError', message: error instanceof Error ? error.message : String(error) };
+  const body = errorBody(kind, message);
+  // The rest of an oversized body may still be on its way; closing beats reading it.
+  const connection = status === 413 ? CLOSE_CONNECTION : undefined;
+  res.writeHead(status, { ...headersOf(res).json, ...extraHeaders, ...connection, 'Content-Length': Buffer.byteLength(body) });
+  res.end(body);
+}
+
+export function sendSuccess(res: ServerResponse, result: unknown): void {
+  sendSuccessJson(res, JSON.stringify(result));
+}
+
+/** The success envelope around a result that is JSON text already, such as a device's cached text. */
+export function sendSuccessJson(res: ServerResponse, resultJson: string): void {
+  sendJson(res, 200, `{"success":true,"result":${resultJson}}`);
+}
+
+/** Endpoints that take only POST (bulk, RPC): OPTIONS for CORS preflights, 405 otherwise. */
+export function servePost(req: IncomingMessage, res: ServerResponse, serve: () => Promise<void>): void {
+  switch (req.method) {
+    case 'POST':
+      void serve();
+      return;
+    case 'OPTIONS':
+      sendNoContent(res);
+      return;
+    default:
+      throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (POST, OPTIONS)`);
+  }
+}

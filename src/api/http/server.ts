@@ -1,0 +1,114 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { RequestError } from '../../errors.js';
+import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
+import { handleBulk } from './bulk.js';
+import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
+import type { ApiGuards } from '../access/guards.js';
+import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
+import { handleRpc } from '../rpc/endpoint.js';
+import { sendError, sendText, useReplyHeaders } from './respond.js';
+
+// The HTTP front door. Routing splits the path once and switches on its first
+// segment: no regular expressions on the request path.
+
+const KEEP_ALIVE_TIMEOUT_MS = 5000;
+
+export interface HttpContext extends DeviceRouteContext, ApiGuards {
+  version: string;
+  /** Buses and slaves behind `GET /metrics`; without it the route is absent. */
+  metrics?: MetricsSource;
+}
+
+export function createHttpServer(ctx: HttpContext): Server {
+  const { limits } = ctx;
+  const server = createServer(
+    {
+      headersTimeout: limits.headersTimeoutMs,
+      requestTimeout: limits.requestTimeoutMs,
+      // The timeouts above are only enforced when this check runs.
+      connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
+    },
+    (req, res) => {
+      try {
+        route(ctx, req, res);
+      } catch (error) {
+        sendError(res, error, error instanceof RequestError && error.status === 401 ? CHALLENGE_HEADERS : undefined);
+      }
+    },
+  );
+  server.maxConnections = limits.maxConnections;
+  // An idle keep-alive connection holds one of maxConnections; free it soon.
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  return server;
+}
+
+function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): void {
+  const corsHeaders = ctx.cors.replyHeaders(req.headers.origin);
+  if (corsHeaders !== undefined) useReplyHeaders(res, corsHeaders);
+  const segments = pathSegments(req.url ?? '/');
+  // Preflights carry no credentials by design; they reveal nothing and change nothing.
+  if (ctx.auth.enabled && req.method !== 'OPTIONS') {
+    const refused = ctx.auth.authorize(req, routeScope(req.method, segments[0]));
+    if (refused) throw refused;
+  }
+  switch (segments[0]) {
+    case 'rest':
+      handleDeviceRoute(ctx, 'form', segments.slice(1), req, res);
+      return;
+    case 'json':
+      handleDeviceRoute(ctx, 'json', segments.slice(1), req, res);
+      return;
+    case 'bulk':
+      if (segments.length !== 1) break;
+      handleBulk(ctx, req, res);
+      return;
+    case 'rpc':
+      if (segments.length !== 1) break;
+      handleRpc(ctx, req, res);
+      return;
+    case 'version':
+      if (segments.length !== 1) break;
+      if (req.method !== 'GET') throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET)`);
+      sendText(res, 200, ctx.version);
+      return;
+    case 'metrics': {
+      if (segments.length !== 1 || !ctx.metrics) break;
+      if (req.method !== 'GET') throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET)`);
+      const body = renderMetrics(ctx.metrics);
+      res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+  }
+  throw new RequestError(404, 'NotFound', `no such resource: ${req.url}`);
+}
+
+/**
+ * What a request needs before its handler runs. Bulk and RPC requests mix
+ * reads and writes, so they need only `read` here and check each item
+ * against the caller's grant (Authorizer.scopeOf) themselves.
+ */
+function routeScope(method: string | undefined, first: string | undefined): Scope {
+  if (method === 'GET' || method === 'HEAD') return 'read';
+  return first === 'bulk' || first === 'rpc' ? 'read' : 'write';
+}
+
+/** Decoded path segments; one trailing slash is ignored, the query string too. */
+export function pathSegments(url: string): string[] {
+  const query = url.indexOf('?');
+  const path = query < 0 ? url : url.slice(0, query);
+  const parts = path.split('/');
+  // parts[0] is the empty string before the leading slash.
+  const end = parts[parts.length - 1] === '' ? parts.length - 1 : parts.length;
+  const segments: string[] = [];
+  for (let i = 1; i < end; i++) {
+    const part = parts[i]!;
+    if (part === '') throw new RequestError(404, 'NotFound', `no such resource: ${url}`);
+    try {
+      segments.push(part.includes('%') ? decodeURIComponent(part) : part);
+    } catch {
+      throw new RequestError(400, 'BadRequest', `malformed percent-encoding in ${url}`);
+    }
+  }
+  return segments;
+}

@@ -1,0 +1,118 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { Logger } from '../../log.js';
+import type { Scope } from '../access/auth.js';
+import type { ApiGuards } from '../access/guards.js';
+import { pathSegments } from '../http/server.js';
+import { runCommand, type WsCommandContext } from './commands.js';
+import { OutgoingBatch, WsClient } from './client.js';
+import { admitUpgrade, refuseUpgrade } from './guard.js';
+
+// EVOK's WebSocket at `/ws` on the HTTP port: change pushes from the change
+// feed, and the client commands of ws-commands. Each client has its own
+// outbox, so the feed listener only marks devices and never waits on a socket.
+
+const DEFAULT_HEARTBEAT_MS = 30_000;
+
+export interface WebSocketOptions {
+  /** Ping period; a peer that has not answered the previous ping is dropped. */
+  heartbeatMs?: number;
+}
+
+export interface WebSocketEndpoint {
+  readonly clients: ReadonlySet<WsClient>;
+  /** Says goodbye (1001 Going Away) to every client; resolves when all are gone. */
+  close(): Promise<void>;
+}
+
+/** How long clients get to answer the closing handshake before their sockets are cut. */
+const CLOSE_GRACE_MS = 1000;
+
+export function attachWebSocket(
+  server: Server,
+  ctx: WsCommandContext,
+  guards: ApiGuards,
+  log: Logger,
+  { heartbeatMs = DEFAULT_HEARTBEAT_MS }: WebSocketOptions = {},
+): WebSocketEndpoint {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: guards.limits.maxWebSocketMessageBytes, perMessageDeflate: false, clientTracking: false });
+  const clients = new Set<WsClient>();
+
+  const connect = (socket: WebSocket, req: IncomingMessage, scope: Scope): void => {
+    const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary), scope);
+    clients.add(client);
+    const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
+    log.debug(`WebSocket client ${peer} connected`);
+    socket.on('pong', () => (client.alive = true));
+    socket.on('message', (data, isBinary) => client.receive(data, isBinary));
+    socket.on('error', (error) => log.debug(`WebSocket client ${peer}: ${error.message}`));
+    socket.on('close', () => {
+      clients.delete(client);
+      log.debug(`WebSocket client ${peer} disconnected`);
+    });
+  };
+
+  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    if (!isWebSocketPath(req.url ?? '/')) {
+      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
+    const decision = admitUpgrade(req, guards, clients.size);
+    if (!decision.admitted) {
+      refuseUpgrade(socket, decision.error);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => connect(ws, req, decision.scope));
+  };
+  server.on('upgrade', onUpgrade);
+
+  const unsubscribe = ctx.feed.subscribe((devices) => {
+    if (clients.size === 0) return;
+    const batch = new OutgoingBatch(devices);
+    for (const client of clients) client.push(batch);
+  });
+
+  const heartbeat = setInterval(() => {
+    for (const client of clients) {
+      if (!client.alive) {
+        client.socket.terminate();
+        continue;
+      }
+      client.alive = false;
+      client.socket.ping();
+    }
+  }, heartbeatMs);
+  heartbeat.unref();
+
+  return {
+    clients,
+    async close() {
+      clearInterval(heartbeat);
+      unsubscribe();
+      server.off('upgrade', onUpgrade);
+      const gone = [...clients].map(
+        (client) =>
+          new Promise<void>((resolve) => {
+            client.socket.once('close', () => resolve());
+            client.socket.close(1001, 'iogate is shutting down');
+          }),
+      );
+      const grace = setTimeout(() => {
+        for (const client of clients) client.socket.terminate();
+      }, CLOSE_GRACE_MS);
+      await Promise.all(gone);
+      clearTimeout(grace);
+      wss.close();
+    },
+  };
+}
+
+function isWebSocketPath(url: string): boolean {
+  try {
+    const segments = pathSegments(url);
+    return segments.length === 1 && segments[0] === 'ws';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,71 @@
+import type { DeviceState } from '../device.js';
+import { Device } from '../device.js';
+import type { FieldSpec } from '../fields.js';
+import type { SlaveUnit } from '../slave/slave-unit.js';
+
+// `modbus_slave`: one configured slave and how its communication goes. EVOK's
+// fields come first; `online` and `stats` are ours. Its state is computed on
+// every read (last_comm ages by itself) and it is pushed to listeners only when
+// the slave goes on- or offline, never as a side effect of polls or writes.
+
+/** How the slave is reached, as EVOK shows it: TCP + host, RTU + serial port. */
+export interface SlaveLink {
+  type: 'TCP' | 'RTU' | 'SIMULATOR';
+  spec: string;
+}
+
+export class ModbusSlave extends Device {
+  readonly type = 'modbus_slave' as const;
+  override readonly aliasable = false;
+  override readonly volatile = true;
+  /** EVOK's `print_log` wrote nothing and always failed; nothing here is writable. */
+  protected readonly writeSpec: FieldSpec<object> = {};
+
+  constructor(
+    private readonly slave: SlaveUnit,
+    private readonly link: SlaveLink,
+  ) {
+    super(slave.name);
+  }
+
+  protected decode(): DeviceState {
+    const { stats } = this.slave;
+    return {
+      dev: 'modbus_slave',
+      circuit: this.circuit,
+      // null until the first successful scan (EVOK showed 2147483647 or seconds since 1970).
+      last_comm: stats.lastOkAt === 0 ? null : round3((Date.now() - stats.lastOkAt) / 1000),
+      slave_id: this.slave.unit,
+      modbus_type: this.link.type,
+      modbus_spec: this.link.spec,
+      scan_interval: round3(this.slave.scanPeriodMs / 1000),
+      online: this.slave.state === 'online',
+      stats: {
+        requests: stats.requests,
+        timeouts: stats.timeouts,
+        errors: stats.errors,
+        last_scan_ms: round3(stats.lastScanMs),
+      },
+    };
+  }
+
+  override full(): DeviceState {
+    return this.decode();
+  }
+
+  override json(): string {
+    return JSON.stringify(this.full());
+  }
+
+  /** Reported by the runtime on on/offline transitions instead. */
+  override refresh(): boolean {
+    return false;
+  }
+
+  /** Only alias-only writes get here (nothing is writable), and the alias is set by the registry. */
+  protected async apply(): Promise<void> {}
+}
+
+function round3(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}

@@ -1,6 +1,0 @@
-import { CoilAction } from './coil-action.js';
-
-/** `nv_save`: writing 1 makes the board keep its current settings as power-on defaults. */
-export class NvSave extends CoilAction {
-  readonly type = 'nv_save' as const;
-}

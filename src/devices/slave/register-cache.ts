@@ -1,0 +1,88 @@
+import type { RegisterBlock, RegisterSpace } from '../../boards/model.js';
+import { blockOf } from '../../boards/regmap.js';
+
+// The last values read from one slave, block by block. Every GET is answered
+// from here; nothing on the request path touches the bus.
+
+interface CachedBlock {
+  readonly def: RegisterBlock;
+  readonly values: Uint16Array;
+  valid: boolean;
+}
+
+export class RegisterCache {
+  readonly blocks: readonly CachedBlock[];
+  private readonly layout: { blocks: readonly RegisterBlock[] };
+
+  constructor(defs: readonly RegisterBlock[]) {
+    this.blocks = defs.map((def) => ({ def, values: new Uint16Array(def.count), valid: false }));
+    this.layout = { blocks: defs };
+  }
+
+  /** Index of the first block of `space` holding [address, address + count), or -1. */
+  blockIndexOf(space: RegisterSpace, address: number, count = 1): number {
+    return blockOf(this.layout, space, address, count);
+  }
+
+  covers(space: RegisterSpace, address: number, count = 1): boolean {
+    return this.blockIndexOf(space, address, count) >= 0;
+  }
+
+  /** A register's value, or null when its block has not been read yet or it is in no block. */
+  get(space: RegisterSpace, address: number): number | null {
+    const index = this.blockIndexOf(space, address);
+    if (index < 0) return null;
+    const block = this.blocks[index]!;
+    return block.valid ? block.values[address - block.def.start_reg]! : null;
+  }
+
+  /**
+   * `count` consecutive registers from one snapshot, or null. Multi-register
+   * values must come from a single block read, or a value could mix two polls.
+   */
+  getRun(space: RegisterSpace, address: number, count: number): Uint16Array | null {
+    const index = this.blockIndexOf(space, address, count);
+    if (index < 0) return null;
+    const block = this.blocks[index]!;
+    if (!block.valid) return null;
+    const offset = address - block.def.start_reg;
+    return block.values.subarray(offset, offset + count);
+  }
+
+  /**
+   * Keep a block's fresh read. Returns whether anything differs from what was
+   * cached (always true for the first read), so callers re-decode devices only
+   * when a poll brought news, which most polls do not.
+   */
+  store(blockIndex: number, registers: readonly number[]): boolean {
+    const block = this.blocks[blockIndex]!;
+    const { values } = block;
+    let changed = !block.valid;
+    for (let i = 0; i < registers.length; i++) {
+      if (values[i] !== registers[i]) {
+        values[i] = registers[i]!;
+        changed = true;
+      }
+    }
+    block.valid = true;
+    return changed;
+  }
+
+  /**
+   * Apply a write the slave has confirmed, so replies show the new state at
+   * once. Calls `touched` with the index of each block it changed a value in.
+   */
+  patch(space: RegisterSpace, address: number, values: readonly number[], touched?: (blockIndex: number) => void): void {
+    this.blocks.forEach((block, index) => {
+      const { start_reg, count, type } = block.def;
+      if (type !== space || !block.valid) return;
+      for (let i = 0; i < values.length; i++) {
+        const offset = address + i - start_reg;
+        if (offset >= 0 && offset < count) {
+          block.values[offset] = values[i]!;
+          touched?.(index);
+        }
+      }
+    });
+  }
+}

@@ -1,0 +1,163 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import { STILL_BOARD, startGate, until, type Gate } from '../../helpers/in-process.js';
+
+// Webhook delivery to a real HTTP listener, with the simulated board's
+// inputs moved by the test.
+
+interface Received {
+  method: string;
+  contentType: string | undefined;
+  body: string;
+}
+
+/** An HTTP listener that records requests; `answer` decides what happens to each. */
+class Receiver {
+  readonly requests: Received[] = [];
+  readonly server: Server;
+  private waiters: Array<() => void> = [];
+
+  constructor(private answer: (res: ServerResponse, index: number) => void = (res) => res.end('ok')) {
+    this.server = createServer((req: IncomingMessage, res) => {
+      let body = '';
+      req.setEncoding('utf8');
+      req.on('data', (chunk: string) => (body += chunk));
+      req.on('end', () => {
+        this.requests.push({ method: req.method!, contentType: req.headers['content-type'], body });
+        this.answer(res, this.requests.length - 1);
+        for (const wake of this.waiters.splice(0)) wake();
+      });
+    });
+  }
+
+  async listen(port = 0): Promise<number> {
+    this.server.listen(port, '127.0.0.1');
+    await once(this.server, 'listening');
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  async nextRequest(count: number): Promise<Received> {
+    while (this.requests.length < count) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    return this.requests[count - 1]!;
+  }
+
+  close(): void {
+    this.server.closeAllConnections();
+    this.server.close();
+  }
+}
+
+/** The still board with a webhook to `port` (STILL_BOARD opens with `apis:`). */
+function yaml(port: number, mask: string[], complex: boolean): string {
+  const webhook = `  webhook:
+    enabled: true
+    address: http://127.0.0.1:${port}/hook
+    device_mask: [${mask.join(', ')}]
+    complex_events: ${complex}
+`;
+  return STILL_BOARD.replace('apis:\n', `apis:\n${webhook}`);
+}
+
+/** Resolves after the board was scanned a few more times, so what changed was seen. */
+function scansLater(gate: Gate, count = 3): Promise<void> {
+  const slave = gate.runtime.slaves[0]!;
+  const target = slave.stats.scans + count;
+  return until(() => slave.stats.scans >= target, 'more scans');
+}
+
+async function flip(gate: Gate, index: number): Promise<number> {
+  const circuit = `1_0${index + 1}`;
+  const now = (await (await fetch(`${gate.baseUrl}/rest/di/${circuit}`)).json()).value;
+  gate.setInput(index, !now);
+  return now ? 0 : 1;
+}
+
+test('GET mode: a change of a masked type sends a body-less GET; "input" masks DI (EVOK matched no DI)', async () => {
+  const receiver = new Receiver();
+  const port = await receiver.listen();
+  const gate = await startGate(yaml(port, ['input'], false));
+  try {
+    // An output change is not in the mask: no request for it.
+    const write = await fetch(`${gate.baseUrl}/json/do/1_01`, { method: 'POST', body: JSON.stringify({ value: 1 }) });
+    assert.equal(write.status, 200);
+    await flip(gate, 0);
+    const request = await receiver.nextRequest(1);
+    assert.equal(request.method, 'GET');
+    assert.equal(request.body, '');
+    assert.match(request.contentType ?? '', /^application\/json/);
+    assert.equal(receiver.requests.length, 1, 'the output change sent nothing');
+  } finally {
+    await gate.close();
+    receiver.close();
+  }
+});
+
+test('POST mode: a JSON array of the masked devices in their current state', async () => {
+  const receiver = new Receiver();
+  const port = await receiver.listen();
+  const gate = await startGate(yaml(port, ['di'], true));
+  try {
+    const value = await flip(gate, 1);
+    const request = await receiver.nextRequest(1);
+    assert.equal(request.method, 'POST');
+    const devices = JSON.parse(request.body);
+    assert.ok(Array.isArray(devices));
+    assert.ok(devices.every((device: { dev: string }) => device.dev === 'di'));
+    assert.equal(devices.find((device: { circuit: string }) => device.circuit === '1_02').value, value);
+  } finally {
+    await gate.close();
+    receiver.close();
+  }
+});
+
+test('receiver down, then up: retried with back-off, latest state delivered, nothing piles up', async () => {
+  const probe = new Receiver();
+  const port = await probe.listen();
+  probe.close(); // the port is now free and refuses connections
+  const gate = await startGate(yaml(port, ['di'], true), { webhook: { firstRetryMs: 10, maxRetryMs: 40, timeoutMs: 1000 } });
+  const receiver = new Receiver();
+  try {
+    let last = 0;
+    for (let i = 0; i < 6; i++) {
+      last = await flip(gate, 0);
+      await scansLater(gate);
+      assert.ok(gate.webhook!.pendingCount <= 4, 'at most one entry per DI waits');
+    }
+    await receiver.listen(port);
+    const request = await receiver.nextRequest(1);
+    const devices = JSON.parse(request.body);
+    assert.equal(devices.find((device: { circuit: string }) => device.circuit === '1_01').value, last);
+  } finally {
+    await gate.close();
+    receiver.close();
+  }
+});
+
+test('a receiver that never answers is given up after the timeout; requests in the air stay bounded; polling goes on', async () => {
+  const held: ServerResponse[] = [];
+  const receiver = new Receiver((res) => held.push(res));
+  const port = await receiver.listen();
+  const gate = await startGate(yaml(port, ['di'], true), { webhook: { timeoutMs: 30, firstRetryMs: 5, maxRetryMs: 10 } });
+  try {
+    for (let i = 0; i < 4; i++) {
+      await flip(gate, 0);
+      await receiver.nextRequest(i + 1);
+    }
+    // Four requests hang; further attempts are refused locally and retried later.
+    await flip(gate, 0);
+    await scansLater(gate, 10);
+    assert.equal(receiver.requests.length, 4, 'no fifth request while four hang');
+    // Once the receiver answers, the latest state gets through.
+    for (const res of held.splice(0)) res.end('ok');
+    const value = (await (await fetch(`${gate.baseUrl}/rest/di/1_01`)).json()).value;
+    const request = await receiver.nextRequest(5);
+    assert.equal(JSON.parse(request.body).find((device: { circuit: string }) => device.circuit === '1_01').value, value);
+    for (const res of held.splice(0)) res.end('ok');
+  } finally {
+    await gate.close();
+    receiver.close();
+  }
+});

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { BUNDLE } from '../../helpers/spawn-daemon.js';
+
+// A configuration iogate cannot run stops it at once, exit code 1, with one
+// line per problem naming file, line and key path (EVOK printed tracebacks,
+// or ran without the board).
+
+async function startFails(args: string[]): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [BUNDLE, '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stderr };
+}
+
+test('a device whose model no board map has stops start-up, naming where it was written', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iogate-badmodel-'));
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, 'comm_channels:\n  SIM:\n    type: SIMULATOR\n    devices:\n      1:\n        model: "00"\n      2:\n        model: xS99\n        slave-id: 2\n');
+  const { code, stderr } = await startFails(['--config', file]);
+  assert.equal(code, 1);
+  assert.match(stderr, /config\.yaml:8: comm_channels\.SIM\.devices\.2\.model: no board model 'xS99'/);
+  assert.doesNotMatch(stderr, /devices\.1\.model/);
+});
+
+test('an invalid value stops start-up with file, line and key path', async () => {
+  const file = fileURLToPath(new URL('../../../fixtures/config/broken/slave-id-type.yaml', import.meta.url));
+  const { code, stderr } = await startFails(['--config', file]);
+  assert.equal(code, 1);
+  assert.match(stderr, /slave-id-type\.yaml:\d+: comm_channels\.[^ ]+\.slave-id: expected an integer/);
+  assert.doesNotMatch(stderr, /at .*\.js:\d+/, 'no stack trace');
+});

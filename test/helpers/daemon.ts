@@ -8,6 +8,7 @@ import { createHttpServer } from '../../src/api/http/server.js';
 import { loadHwDefinitionDir } from '../../src/boards/hwdef.js';
 import type { BoardModel } from '../../src/boards/model.js';
 import { findModel } from '../../src/boards/resolve.js';
+import { confinedYaml } from './confined-config.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { buildRuntime, type Runtime } from '../../src/runtime.js';
@@ -43,7 +44,7 @@ export function simulatorYaml(devices: Record<string, string>): string {
 /** Start from `yaml`; pass the `dir` of an earlier daemon to restart on its files. */
 export async function startDaemon(yaml: string, dir = mkdtempSync(join(tmpdir(), 'iogate-test-'))): Promise<TestDaemon> {
   const file = join(dir, 'config.yaml');
-  writeFileSync(file, /^alias_file:/m.test(yaml) ? yaml : `alias_file: alias.yaml\n${yaml}`);
+  writeFileSync(file, confinedYaml(yaml));
   const { config } = loadConfig({ file });
   const log = createLogger('ERROR');
   // As the daemon does: hw-definition files (e.g. `<dir>/hw_definitions/*.yaml`) next to the built-in maps.

@@ -8,6 +8,7 @@ import { startWebhook, type Webhook, type WebhookOptions } from '../../src/api/w
 import { apiGuards } from '../../src/api/access/guards.js';
 import { attachWebSocket, type WebSocketEndpoint, type WebSocketOptions } from '../../src/api/ws/server.js';
 import { findModel } from '../../src/boards/resolve.js';
+import { confinedYaml } from './confined-config.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import { createLogger } from '../../src/log.js';
@@ -54,7 +55,7 @@ export async function startGate(
 ): Promise<Gate> {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-gate-'));
   const file = join(dir, 'config.yaml');
-  writeFileSync(file, yaml);
+  writeFileSync(file, confinedYaml(yaml));
   const { config } = loadConfig({ file });
   const log = createLogger('CRITICAL');
   const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);

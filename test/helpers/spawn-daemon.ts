@@ -1,6 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { assertConfinedArgs } from './confined-config.js';
 
 // Runs the built daemon (dist/iogate.js) as a real process and waits for its
 // "listening on" line, so tests talk to it exactly as a user's client would.
@@ -19,7 +23,9 @@ export async function spawnDaemon(
   args: string[] = [],
   { node = process.execPath, cwd, bundle = BUNDLE }: { node?: string; cwd?: string; bundle?: string } = {},
 ): Promise<SpawnedDaemon> {
-  const child = spawn(node, [bundle, '--port', '0', ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  assertConfinedArgs(args);
+  // Without a cwd of its own the built-in configuration would save alias.yaml into the clone.
+  const child = spawn(node, [bundle, '--port', '0', ...args], { cwd: cwd ?? mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

@@ -11,7 +11,7 @@ import { parseHwDefinition } from '../../../src/boards/hwdef.js';
 import type { BoardModel, Feature, RegisterSpace } from '../../../src/boards/model.js';
 import { blockOf } from '../../../src/boards/regmap.js';
 
-const v3Reference = fileURLToPath(new URL('../../../../shared/reference/hw-definitions/v3/', import.meta.url));
+const v3Reference = fileURLToPath(new URL('../../../fixtures/hw-definitions/v3/', import.meta.url));
 const CURRENT = 'unipi-data-1.1';
 const EARLY = 'evok-repo-2024-03';
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { HwDefinitionError, loadHwDefinitionDir, parseHwDefinition } from '../../../src/boards/hwdef.js';
 
 const fixtures = fileURLToPath(new URL('../../../fixtures/hw/', import.meta.url));
-const v3Reference = fileURLToPath(new URL('../../../../shared/reference/hw-definitions/v3/', import.meta.url));
+const v3Reference = fileURLToPath(new URL('../../../fixtures/hw-definitions/v3/', import.meta.url));
 
 /** Asserts that parsing `text` fails and returns the error for closer inspection. */
 function parseError(text: string, file = 'USER.yaml'): HwDefinitionError {

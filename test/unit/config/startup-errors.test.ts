@@ -13,7 +13,7 @@ import { BUNDLE } from '../../helpers/spawn-daemon.js';
 // or ran without the board).
 
 async function startFails(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BUNDLE, '--port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BUNDLE, '--port', '0', ...args], { cwd: mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const [code] = (await once(child, 'exit')) as [number | null];

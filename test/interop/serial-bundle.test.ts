@@ -5,16 +5,16 @@ import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { spawnDaemon } from '../../helpers/spawn-daemon.js';
-import { startPtyPair } from '../../helpers/pty-pair.js';
-import { startSim } from '../../helpers/sim-process.js';
+import { spawnDaemon } from '../helpers/spawn-daemon.js';
+import { startPtyPair } from '../helpers/pty-pair.js';
+import { startSim } from '../helpers/sim-process.js';
 
 // The shipped form of the daemon: dist/iogate.js and dist/prebuilds copied on
 // their own into an empty directory (no node_modules anywhere near), driving
 // a Modbus RTU line. The far end is the bundled simulator from the same
 // directory, so both bundles must find the serialport addon beside them.
 
-const root = fileURLToPath(new URL('../../..', import.meta.url));
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 test('the bundle alone in a directory polls and writes an RTU slave over a pty', async () => {
   execFileSync(process.execPath, ['build.mjs'], { cwd: root, stdio: 'inherit' });

@@ -11,7 +11,7 @@ work=$(mktemp -d /tmp/iogate-bare-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 git clone -q "$repo" "$work/iogate"
 
-evok_state() { find /var/lib/evok /etc/evok -printf '%p %s %T@ %m\n' 2>/dev/null | sort; }
+evok_state() { { find /var/lib/evok /etc/evok -printf '%p %s %T@ %m\n' 2>/dev/null || true; } | sort; }
 before=$(evok_state)
 
 peers=(socat python3 python mbpoll mosquitto mosquitto_sub mosquitto_pub nginx chromium chromium-browser

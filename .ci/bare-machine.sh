@@ -24,7 +24,7 @@ for name in "$@"; do
   while read -r path; do
     [ -n "$path" ] || continue
     for target in "$path" "$(readlink -f "$path")"; do
-      [ -e "$target" ] && mount --bind /dev/null "$target" 2>/dev/null && hidden+=("$target")
+      [ -e "$target" ] && mountpoint -q "$target" || { [ -e "$target" ] && mount --bind /dev/null "$target" && hidden+=("$target"); } || true
     done
   done < <(type -ap "$name" 2>/dev/null | sort -u)
 done

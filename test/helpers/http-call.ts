@@ -2,6 +2,7 @@ import { request, type IncomingHttpHeaders } from 'node:http';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { confinedYaml } from './confined-config.js';
 
 // Plain node:http requests, so tests control every header (Origin, Host,
 // Authorization) exactly, which browser-like fetch implementations may not.
@@ -45,7 +46,7 @@ export const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 export function configFile(yaml: string, prefix = 'iogate-security-'): { dir: string; file: string } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const file = join(dir, 'config.yaml');
-  writeFileSync(file, yaml);
+  writeFileSync(file, confinedYaml(yaml));
   return { dir, file };
 }
 

@@ -1,7 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { postBody } from '../../helpers/post-body.js';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
@@ -13,7 +10,7 @@ const bulk = (body: unknown) => postBody(`${daemon.baseUrl}/bulk`, body);
 const circuits = (devices: Array<{ circuit: string }>) => devices.map((device) => device.circuit);
 
 before(async () => {
-  daemon = await spawnDaemon([], { cwd: mkdtempSync(join(tmpdir(), 'iogate-bulk-')) });
+  daemon = await spawnDaemon([]);
 });
 
 after(async () => {

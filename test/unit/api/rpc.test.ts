@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { configFile } from '../../helpers/http-call.js';
 import { after, before, describe, test } from 'node:test';
 import { postBody } from '../../helpers/post-body.js';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
@@ -21,7 +19,7 @@ async function call(method: string, params?: unknown): Promise<any> {
 }
 
 before(async () => {
-  daemon = await spawnDaemon([], { cwd: mkdtempSync(join(tmpdir(), 'iogate-rpc-')) });
+  daemon = await spawnDaemon([]);
 });
 
 after(async () => {
@@ -141,12 +139,10 @@ describe('protocol', () => {
 });
 
 test('a slave that does not answer → -32603 internal error', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-rpc-offline-'));
-  const config = join(dir, 'config.yaml');
   // Nothing listens on port 9 (discard) here: every poll fails and the slave goes offline.
-  writeFileSync(
-    config,
+  const { dir, file: config } = configFile(
     'comm_channels:\n  TCP:\n    type: MODBUSTCP\n    hostname: 127.0.0.1\n    port: 9\n    timeout: 50\n    devices:\n      1:\n        model: "00"\n',
+    'iogate-rpc-offline-',
   );
   const offline = await spawnDaemon(['--config', config], { cwd: dir });
   try {

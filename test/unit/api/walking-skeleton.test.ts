@@ -1,7 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { configFile } from '../../helpers/http-call.js';
 import { after, before, describe, test } from 'node:test';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 
@@ -12,7 +10,7 @@ let daemon: SpawnedDaemon;
 let url: (path: string) => string;
 
 before(async () => {
-  daemon = await spawnDaemon([], { cwd: mkdtempSync(join(tmpdir(), 'iogate-skeleton-')) });
+  daemon = await spawnDaemon([]);
   url = (path) => daemon.baseUrl + path;
 });
 
@@ -142,11 +140,9 @@ test('GET /version answers the version text', async () => {
 });
 
 test('simulated inputs change over time', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-toggle-'));
-  const config = join(dir, 'config.yaml');
-  writeFileSync(
-    config,
+  const { dir, file: config } = configFile(
     'comm_channels:\n  SIM:\n    type: SIMULATOR\n    toggle_ms: 20\n    devices:\n      1:\n        model: "00"\n',
+    'iogate-toggle-',
   );
   const fast = await spawnDaemon(['--config', config], { cwd: dir });
   try {

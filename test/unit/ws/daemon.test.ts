@@ -1,22 +1,15 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import WebSocket from 'ws';
 import { spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { connect } from '../../helpers/ws-client.js';
+import { configFile as writeConfig } from '../../helpers/http-call.js';
 
 // The WebSocket as the built daemon serves it: on in the built-in
 // configuration, off unless a config file enables it (as in EVOK).
 
-function configFile(yaml: string): { dir: string; file: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-ws-'));
-  const file = join(dir, 'config.yaml');
-  writeFileSync(file, yaml);
-  return { dir, file };
-}
+const configFile = (yaml: string) => writeConfig(yaml, 'iogate-ws-');
 
 const TOGGLING = 'comm_channels:\n  SIM:\n    type: SIMULATOR\n    toggle_ms: 10\n    devices:\n      1:\n        model: "00"\n';
 
@@ -49,7 +42,7 @@ test('without websocket enabled there is no /ws', async () => {
 });
 
 test('the built-in configuration serves /ws', async () => {
-  const daemon = await spawnDaemon([], { cwd: mkdtempSync(join(tmpdir(), 'iogate-ws-')) });
+  const daemon = await spawnDaemon([]);
   try {
     const client = await connect(daemon.baseUrl.replace('http:', 'ws:') + '/ws');
     client.send({ cmd: 'full', dev: 'do', circuit: '1_01' });

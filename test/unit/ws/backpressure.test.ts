@@ -77,7 +77,10 @@ test('a slow reader gets coalesced latest state; fast readers and the poll loop 
 });
 
 test('a peer that stops answering pings is dropped; a live one stays', async () => {
-  const gate = await startGate(undefined, { websocket: { heartbeatMs: 40 } });
+  // The live client shares this process's event loop: its pong is read one
+  // loop turn after it was written, so the interval must exceed any stall a
+  // busy machine gives that turn (40 ms did not, with both cores loaded).
+  const gate = await startGate(undefined, { websocket: { heartbeatMs: 400 } });
   const endpoint = gate.ws!;
   const { client: dead, server: deadSide } = await serverSide(endpoint.clients, () => connect(gate.wsUrl));
   const { client: live, server: liveSide } = await serverSide(endpoint.clients, () => connect(gate.wsUrl));

@@ -30,7 +30,7 @@ for name in "$@"; do
 done
 # A per-user Python installation (pyenv) is hidden as a whole.
 for dir in "${PYENV_ROOT:-}" "$HOME/.pyenv"; do
-  [ -n "$dir" ] && [ -d "$dir" ] && mount -t tmpfs none "$dir" && hidden+=("$dir")
+  [ -n "$dir" ] && [ -d "$dir" ] && ! mountpoint -q "$dir" && mount -t tmpfs none "$dir" && hidden+=("$dir")
 done
 echo "bare machine: hidden ${#hidden[@]} paths: ${hidden[*]:-none}"
 for name in socat python3 mbpoll mosquitto nginx chromium owserver; do

@@ -43,6 +43,7 @@ export class WsClient {
   private repliesBacklogged = false;
   /** Cleared by each heartbeat, set again by the peer's pong. */
   alive = true;
+  private closedController: AbortController | undefined;
 
   constructor(
     readonly socket: WebSocket,
@@ -50,6 +51,16 @@ export class WsClient {
     /** What the client's credentials allow, decided at the upgrade. */
     readonly scope: Scope,
   ) {}
+
+  /** Aborted once the socket closed: writes it asked for and that still wait for the line are dropped. */
+  get closed(): AbortSignal {
+    if (!this.closedController) {
+      const controller = (this.closedController = new AbortController());
+      if (this.socket.readyState === WebSocket.CLOSED) controller.abort();
+      else this.socket.once('close', () => controller.abort());
+    }
+    return this.closedController.signal;
+  }
 
   receive(data: RawData, isBinary: boolean): void {
     this.commands.push([data, isBinary]);

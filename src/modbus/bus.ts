@@ -115,6 +115,8 @@ export class ModbusBus {
   /** Reopen attempts while the line is down, summarised in the log instead of one line each. */
   private readonly outage = new RepeatSummary();
   private down = false;
+  /** performance.now() when the line was last lost. */
+  private lostAt = 0;
 
   constructor(
     readonly link: Link,
@@ -133,6 +135,11 @@ export class ModbusBus {
 
   get isConnected(): boolean {
     return this.connected;
+  }
+
+  /** How long the line has been down, ms (0 while connected). */
+  downForMs(): number {
+    return this.connected ? 0 : performance.now() - this.lostAt;
   }
 
   stats(): BusStats {
@@ -157,6 +164,7 @@ export class ModbusBus {
 
   start(): void {
     this.stopped = false;
+    this.lostAt = performance.now();
     void this.connect();
   }
 
@@ -293,6 +301,7 @@ export class ModbusBus {
   private onClosed(reason: string): void {
     if (!this.connected) return;
     this.connected = false;
+    this.lostAt = performance.now();
     clearTimeout(this.gapTimer);
     this.gapTimer = undefined;
     // The request on the wire is the only one whose fate the drop decides:

@@ -53,6 +53,12 @@ const RATIO_WINDOW = 50;
 const RATIO_MIN_SAMPLES = 10;
 const DEGRADED_BELOW = 0.9;
 const ONLINE_FROM = 0.97;
+/**
+ * A line down this long makes its slaves offline (their values are no longer
+ * current). A shorter drop, such as a gateway closing the connection and
+ * taking it again, is not held against any slave.
+ */
+const LINE_DOWN_OFFLINE_MS = 1000;
 
 /** Whether each of the last attempts was answered, in a ring. */
 class AttemptWindow {
@@ -171,7 +177,7 @@ export class SlaveUnit {
     const scanNumber = this.scanNumber++;
     let answered = false;
     let failure: Error | undefined;
-    let interrupted = false;
+    let interrupted: ModbusError | undefined;
     for (let index = 0; index < this.model.blocks.length; index++) {
       const block = this.model.blocks[index]!;
       if (!firstPass && scanNumber % block.frequency !== 0) continue;
@@ -185,7 +191,7 @@ export class SlaveUnit {
       } catch (error) {
         // The line went down or the poll waited past its deadline: no news about the slave.
         if (notSlavesFault(error)) {
-          interrupted = true;
+          interrupted = error as ModbusError;
           break;
         }
         failure = error as Error;
@@ -206,6 +212,7 @@ export class SlaveUnit {
     }
     this.stats.lastScanMs = performance.now() - started;
     if (!interrupted) this.afterScan(answered, failure, now);
+    else if (interrupted.kind === 'disconnected') this.lineDown(interrupted);
     this.firstScanDone();
     if (changed.size > 0 || wasState !== this.state) this.onChange(this, changed, wasState !== this.state);
   }
@@ -249,6 +256,16 @@ export class SlaveUnit {
     } else if (this.state === 'degraded' && ratio >= ONLINE_FROM) {
       this.setState('online', `is online again: answered ${percent(ratio)} of the last ${this.attempts.size} attempts`);
     }
+  }
+
+  /** The line stayed down: the slave is unreachable, and tried at every scan slot (at no cost) until it is back. */
+  private lineDown(error: ModbusError): void {
+    if (this.state === 'offline' || this.bus.downForMs() < LINE_DOWN_OFFLINE_MS) return;
+    this.lastError = error.message;
+    this.setState('offline', `is unreachable: ${error.message}`);
+    this.outage.begin();
+    this.probeDelay = FIRST_PROBE_MS;
+    this.nextProbeAt = 0;
   }
 
   private probeFailed(now: number): void {

@@ -246,6 +246,10 @@ export class ModbusBus {
     return this.polls.length;
   }
 
+  get queuedWrites(): number {
+    return this.writes.length;
+  }
+
   private cancelled(unit: number): ModbusError {
     return new ModbusError('cancelled', `the client left before the request to slave ${unit} went on the wire; it was not sent`);
   }

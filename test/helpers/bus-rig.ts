@@ -37,6 +37,10 @@ export interface Rig {
   slaves: SlaveUnit[];
   registry: Registry;
   baseUrl: string;
+  /** Log lines of buses and slaves, as `LEVEL message`. */
+  logs: string[];
+  /** Every slave state change, in order. */
+  transitions: Array<{ name: string; state: SlaveState }>;
   slave(name: string): SlaveUnit;
   /** Resolves when the named slave reaches `state` (at once if it is there already). */
   whenState(name: string, state: SlaveState): Promise<void>;
@@ -57,15 +61,28 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
   const buses: ModbusBus[] = [];
   const slaves: SlaveUnit[] = [];
   const loops: Array<{ bus: ModbusBus; loop: ScanLoop }> = [];
+  const logs: string[] = [];
+  const log = (level: 'info' | 'warn', message: string) => logs.push(`${level} ${message}`);
+  const transitions: Rig['transitions'] = [];
   let globalId = 0;
   busSpecs.forEach((spec, index) => {
-    const bus = new ModbusBus(spec.link, { name: `bus${index + 1}`, timeoutMs: 50, retries: 1, reconnectMs: 20, maxReconnectMs: 200, ...spec.options });
+    const bus = new ModbusBus(spec.link, { name: `bus${index + 1}`, timeoutMs: 50, retries: 1, reconnectMs: 20, maxReconnectMs: 200, log, ...spec.options });
     buses.push(bus);
     for (const { name, unit, model, periodMs = 20, scanEnabled = true } of spec.slaves) {
-      const slave = new SlaveUnit(name, unit, model, bus, periodMs, (changed, _devices, stateChanged) => {
-        registry.invalidate();
-        if (stateChanged) events.emit(`state:${changed.name}`, changed.state);
-      });
+      const slave = new SlaveUnit(
+        name,
+        unit,
+        model,
+        bus,
+        periodMs,
+        (changed, _devices, stateChanged) => {
+          registry.invalidate();
+          if (!stateChanged) return;
+          transitions.push({ name: changed.name, state: changed.state });
+          events.emit(`state:${changed.name}`, changed.state);
+        },
+        log,
+      );
       const devices = buildDevices(slave, { globalId: ++globalId, log: () => {} });
       for (const device of devices) registry.add(device);
       // Count scans by wrapping the slave's scan: the loop calls it once per slot.
@@ -101,6 +118,8 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
     slaves,
     registry,
     baseUrl,
+    logs,
+    transitions,
     slave,
     whenState(name, state) {
       if (slave(name).state === state) return Promise.resolve();

@@ -43,8 +43,13 @@ export interface SlaveStats {
 // attempts among the last ones, with hysteresis so a marginal line does not
 // flap (and flood the log).
 
-/** Scans in a row in which the slave answered nothing before it is offline. */
+/**
+ * A slave is offline once it answered nothing in this many scans in a row and
+ * for at least SILENCE_TO_OFFLINE_MS: a marginal line that loses 30 % of the
+ * replies loses two scans in a row now and then, never a whole second.
+ */
 const SILENT_SCANS_TO_OFFLINE = 2;
+const SILENCE_TO_OFFLINE_MS = 1000;
 const FIRST_PROBE_MS = 500;
 const MAX_PROBE_MS = 30_000;
 /** Attempts the success ratio is taken over. */
@@ -112,6 +117,8 @@ export class SlaveUnit {
   /** performance.now() at the start of the last full-rate scan, for the cycle time; 0 after a probe. */
   private lastScanStartedAt = 0;
   private readonly attempts = new AttemptWindow();
+  /** performance.now() of the last answered attempt (0: never). */
+  private lastAnswerAt = 0;
   /** Probes while offline, summarised in the log. */
   private readonly outage = new RepeatSummary();
   /** Settles when the first scan attempt is over, answered or not. */
@@ -135,7 +142,10 @@ export class SlaveUnit {
     this.cache = new RegisterCache(model.blocks);
     this.dependents = model.blocks.map(() => []);
     this.firstScan = new Promise((resolve) => (this.firstScanDone = resolve));
-    bus.observe(unit, (answered) => this.attempts.record(answered));
+    bus.observe(unit, (answered) => {
+      this.attempts.record(answered);
+      if (answered) this.lastAnswerAt = performance.now();
+    });
   }
 
   /** Share of the last attempts (up to 50) the slave answered, 1 before any. */
@@ -229,7 +239,7 @@ export class SlaveUnit {
       this.silentScans++;
       if (this.state === 'offline') {
         this.probeFailed(now);
-      } else if (this.silentScans >= SILENT_SCANS_TO_OFFLINE) {
+      } else if (this.silentScans >= SILENT_SCANS_TO_OFFLINE && performance.now() - this.lastAnswerAt >= SILENCE_TO_OFFLINE_MS) {
         this.setState('offline', `is offline: ${this.lastError}; probing it with back-off`);
         this.outage.begin();
         this.probeDelay = FIRST_PROBE_MS;

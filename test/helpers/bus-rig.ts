@@ -5,6 +5,7 @@ import { apiGuards } from '../../src/api/access/guards.js';
 import { createHttpServer } from '../../src/api/http/server.js';
 import type { BoardModel } from '../../src/boards/model.js';
 import { loadConfig } from '../../src/config/load.js';
+import { ModbusSlave } from '../../src/devices/board/modbus-slave.js';
 import { buildDevices } from '../../src/devices/build.js';
 import { ScanLoop } from '../../src/devices/slave/scan-loop.js';
 import { SlaveUnit, type SlaveState } from '../../src/devices/slave/slave-unit.js';
@@ -85,6 +86,7 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
       );
       const devices = buildDevices(slave, { globalId: ++globalId, log: () => {} });
       for (const device of devices) registry.add(device);
+      registry.add(new ModbusSlave(slave, { type: spec.link.framing, spec: spec.link.spec }));
       // Count scans by wrapping the slave's scan: the loop calls it once per slot.
       const scan = slave.scan.bind(slave);
       slave.scan = async (now) => {

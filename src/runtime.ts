@@ -68,6 +68,8 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     feed.publish(changes);
   };
 
+  // Buses, slaves and the cycle guard log at two levels.
+  const logAt = (level: 'info' | 'warn', message: string) => (level === 'warn' ? log.warn(message) : log.info(message));
   let globalId = 0;
   let plannedPollRate = 0;
   for (const busConfig of config.buses) {
@@ -78,7 +80,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       name: busConfig.name,
       timeoutMs: busConfig.timeoutMs,
       retries: busConfig.retries,
-      log: (level, message) => (level === 'warn' ? log.warn(message) : log.info(message)),
+      log: logAt,
     });
     buses.push(bus);
     if (busConfig.deviceInfo) registry.add(new DeviceInfo(busConfig.deviceInfo.model, busConfig.deviceInfo));
@@ -87,9 +89,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       if (!model) continue;
       globalId++;
       const period = deviceConfig.scanFrequency > 0 ? 1000 / deviceConfig.scanFrequency : 0;
-      const slave = new SlaveUnit(deviceConfig.name, deviceConfig.slaveId, model, bus, period, onChange, (level, message) =>
-        level === 'warn' ? log.warn(message) : log.info(message),
-      );
+      const slave = new SlaveUnit(deviceConfig.name, deviceConfig.slaveId, model, bus, period, onChange, logAt);
       for (const device of buildDevices(slave, { globalId, log: (message) => log.warn(message) })) registry.add(device);
       const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig));
       slaveDevices.set(slave, slaveDevice);
@@ -109,7 +109,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
   const { aliases: saved, warnings } = readAliasFile(config.aliasFile);
   for (const warning of [...warnings, ...aliases.attach(saved)]) log.warn(warning);
 
-  const cycleGuard = new CycleGuard(buses, slaves, (level, message) => (level === 'warn' ? log.warn(message) : log.info(message)));
+  const cycleGuard = new CycleGuard(buses, slaves, logAt);
 
   return {
     registry,

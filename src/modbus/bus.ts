@@ -11,6 +11,10 @@ import { RepeatSummary } from '../repeat-summary.js';
 // The same holds per slave: after a write to a slave, its next write waits
 // until that slave's waiting poll has gone. Writes to different slaves take
 // turns, so a batch aimed at one slave cannot hold the line beyond its share.
+// Polls share the line by time, not by turns (start-time fair queuing): a
+// slave whose requests end in timeouts is charged the time they took, so
+// when the line is full it waits while its neighbours, whose transactions
+// are short, keep their rate.
 //
 // Every request has a deadline across its queueing and retries, and may carry
 // its client's abort signal: a request whose deadline passed or whose client
@@ -79,6 +83,9 @@ interface Job {
   signal: AbortSignal | undefined;
   /** Whether an attempt went on the wire: from then on its outcome is unknown until answered. */
   sent: boolean;
+  /** Fair-queuing start tag (polls): the line time its unit had used when it was queued. */
+  start: number;
+  sentAt: number;
   settled: boolean;
   onAbort: (() => void) | undefined;
   resolve(response: ModbusResponse): void;
@@ -98,6 +105,10 @@ export class ModbusBus {
   private lastWriteUnit = -1;
   /** Units that got a write while one of their polls waited: their next write waits for that poll. */
   private readonly pollOwed = new Set<number>();
+  /** Fair-queuing clock: the start tag of the poll sent last. */
+  private virtualTime = 0;
+  /** Per unit: the virtual time at which the line time it has used ends. */
+  private readonly unitFinish = new Map<number, number>();
   private connected = false;
   private stopped = false;
   private lastFrameAt = 0;
@@ -223,6 +234,8 @@ export class ModbusBus {
         deadline: Math.min(performance.now() + this.deadlineMs, deadline ?? Infinity),
         signal,
         sent: false,
+        start: 0,
+        sentAt: 0,
         settled: false,
         onAbort: undefined,
         resolve,
@@ -235,6 +248,7 @@ export class ModbusBus {
         };
         signal.addEventListener('abort', job.onAbort, { once: true });
       }
+      this.tag(job);
       queue.push(job);
       this.armExpiry(job.deadline);
       this.pump();
@@ -315,6 +329,7 @@ export class ModbusBus {
     if (current) {
       clearTimeout(current.timer);
       this.current = undefined;
+      this.charge(current.job);
       this.settleCorruptFrames(current);
       this.observers.get(current.job.unit)?.(false);
       const what = current.job.priority === 'write' ? 'the slave may or may not have applied the write' : 'no reply';
@@ -421,11 +436,29 @@ export class ModbusBus {
     return fallback >= 0 ? this.writes.splice(fallback, 1)[0] : undefined;
   }
 
+  /** A job's fair-queuing start tag: not before now (virtual), not before its unit's used time ends. */
+  private tag(job: Job): void {
+    job.start = Math.max(this.virtualTime, this.unitFinish.get(job.unit) ?? 0);
+  }
+
+  /** Charge a finished attempt's line time to its unit. */
+  private charge(job: Job): void {
+    this.unitFinish.set(job.unit, job.start + (performance.now() - job.sentAt));
+  }
+
+  /** The waiting poll with the earliest start tag (the first queued among equals). */
+  private nextPoll(): Job | undefined {
+    if (this.polls.length === 0) return undefined;
+    let best = 0;
+    for (let i = 1; i < this.polls.length; i++) if (this.polls[i]!.start < this.polls[best]!.start) best = i;
+    return this.polls.splice(best, 1)[0];
+  }
+
   private nextJob(): Job | undefined {
     const now = performance.now();
     for (;;) {
       const pollsTurn = this.lastSentWrite && this.polls.length > 0;
-      const job = (pollsTurn ? this.polls.shift() : this.nextWrite()) ?? this.polls.shift() ?? this.nextWrite();
+      const job = (pollsTurn ? this.nextPoll() : this.nextWrite()) ?? this.nextPoll() ?? this.nextWrite();
       if (!job || this.stillWanted(job, now)) return job;
     }
   }
@@ -452,6 +485,8 @@ export class ModbusBus {
     const timer = setTimeout(() => this.onTimeout(), this.options.timeoutMs);
     this.current = { job, key, timer, corruptBefore: this.framing.corruptFrames() };
     job.sent = true;
+    job.sentAt = performance.now();
+    if (job.priority === 'poll') this.virtualTime = Math.max(this.virtualTime, job.start);
     this.lastSentWrite = job.priority === 'write';
     if (job.priority === 'write') {
       this.lastWriteUnit = job.unit;
@@ -491,6 +526,7 @@ export class ModbusBus {
     this.lastFrameAt = performance.now();
     this.settleCorruptFrames(current);
     const { job } = current;
+    this.charge(job);
     const unitCounters = this.countersOf(job.unit);
     let response: ModbusResponse;
     try {
@@ -524,6 +560,7 @@ export class ModbusBus {
     const current = this.current;
     if (!current) return;
     this.current = undefined;
+    this.charge(current.job);
     this.counters.timeouts++;
     this.countersOf(current.job.unit).timeouts++;
     this.settleCorruptFrames(current);
@@ -540,6 +577,8 @@ export class ModbusBus {
     if (job.attemptsLeft > 0 && this.connected && !job.signal?.aborted && job.deadline > now) {
       this.counters.retries++;
       this.countersOf(job.unit).retries++;
+      // A retried poll queues behind the line time its failed attempt took.
+      this.tag(job);
       (job.priority === 'write' ? this.writes : this.polls).unshift(job);
     } else {
       this.settle(job, error);

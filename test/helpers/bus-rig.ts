@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { EventEmitter } from 'node:events';
 import { apiGuards } from '../../src/api/access/guards.js';
 import { createHttpServer } from '../../src/api/http/server.js';
+import { attachWebSocket } from '../../src/api/ws/server.js';
+import { createLogger } from '../../src/log.js';
 import type { BoardModel } from '../../src/boards/model.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ModbusSlave } from '../../src/devices/board/modbus-slave.js';
@@ -38,6 +40,8 @@ export interface Rig {
   slaves: SlaveUnit[];
   registry: Registry;
   baseUrl: string;
+  /** The WebSocket endpoint, `ws://…/ws`. */
+  wsUrl: string;
   /** Log lines of buses and slaves, as `LEVEL message`. */
   logs: string[];
   /** Every slave state change, in order. */
@@ -100,6 +104,7 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
   // The built-in configuration's access rules: no tokens, as EVOK.
   const guards = apiGuards(loadConfig({}).config.apis);
   const server = createHttpServer({ registry, feed, version: 'test', metrics: { buses, slaves }, ...guards });
+  const websocket = attachWebSocket(server, { registry, feed, allFiltered: false }, guards, createLogger('ERROR'));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -120,6 +125,7 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
     slaves,
     registry,
     baseUrl,
+    wsUrl: `${baseUrl.replace('http', 'ws')}/ws`,
     logs,
     transitions,
     slave,
@@ -171,6 +177,7 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
     async stop() {
       for (const { loop } of loops) loop.stop();
       await Promise.all(buses.map((bus) => bus.stop()));
+      await websocket.close();
       server.closeAllConnections();
       server.close();
     },

@@ -11,6 +11,7 @@ import { TcpLink } from '../../../src/transport/tcp-link.js';
 import { startRig, type Rig } from '../../helpers/bus-rig.js';
 import { FaultyLine } from '../../helpers/faulty-line.js';
 import { FaultyProxy } from '../../helpers/faulty-proxy.js';
+import { connect } from '../../helpers/ws-client.js';
 
 // Faults stay with the slave that has them: writes to an offline slave fail
 // at once without touching the line, a slave that answers part of its
@@ -116,6 +117,28 @@ test('an HTTP write whose client hung up while it waited for the line is never s
     assert.equal(line.heardWrites.get(1), 1, 'the abandoned write never reached the wire');
     assert.equal(bus.stats().dropped, 1);
     assert.match((await rig.get('/metrics')).body, /iogate_bus_dropped_requests_total\{bus="bus1"\} 1/);
+  } finally {
+    await rig.stop();
+  }
+});
+
+test('a WebSocket set whose client closed while it waited for the line is never sent', async () => {
+  const line = new FaultyLine(two());
+  const rig = await twoSlaves(line, { timeoutMs: 1000 });
+  try {
+    line.replyDelayMs.set(1, 100);
+    const bus = rig.buses[0]!;
+    const first = rig.post('/rest/do/1_01', { value: '1' });
+    await waitUntil(() => (line.heardWrites.get(1) ?? 0) === 1);
+    const client = await connect(rig.wsUrl);
+    client.send({ cmd: 'set', dev: 'do', circuit: '1_02', value: 1 });
+    await waitUntil(() => bus.queuedWrites === 1);
+    await client.close();
+    await waitUntil(() => bus.queuedWrites === 0);
+    assert.equal((await first).status, 200);
+    await rig.scans('1', 2);
+    assert.equal(line.heardWrites.get(1), 1, 'the closed client\'s write never reached the wire');
+    assert.equal(bus.stats().dropped, 1);
   } finally {
     await rig.stop();
   }

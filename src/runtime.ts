@@ -5,6 +5,7 @@ import type { Device } from './devices/device.js';
 import { buildDevices } from './devices/build.js';
 import { DeviceInfo } from './devices/board/device-info.js';
 import { ModbusSlave, type SlaveLink } from './devices/board/modbus-slave.js';
+import { CycleGuard } from './devices/slave/cycle-guard.js';
 import { ScanLoop } from './devices/slave/scan-loop.js';
 import { SlaveUnit, type ChangeListener } from './devices/slave/slave-unit.js';
 import type { Logger } from './log.js';
@@ -67,6 +68,8 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     feed.publish(changes);
   };
 
+  // Buses, slaves and the cycle guard log at two levels.
+  const logAt = (level: 'info' | 'warn', message: string) => (level === 'warn' ? log.warn(message) : log.info(message));
   let globalId = 0;
   let plannedPollRate = 0;
   for (const busConfig of config.buses) {
@@ -77,7 +80,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       name: busConfig.name,
       timeoutMs: busConfig.timeoutMs,
       retries: busConfig.retries,
-      log: (level, message) => (level === 'warn' ? log.warn(message) : log.info(message)),
+      log: logAt,
     });
     buses.push(bus);
     if (busConfig.deviceInfo) registry.add(new DeviceInfo(busConfig.deviceInfo.model, busConfig.deviceInfo));
@@ -86,7 +89,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       if (!model) continue;
       globalId++;
       const period = deviceConfig.scanFrequency > 0 ? 1000 / deviceConfig.scanFrequency : 0;
-      const slave = new SlaveUnit(deviceConfig.name, deviceConfig.slaveId, model, bus, period, onChange);
+      const slave = new SlaveUnit(deviceConfig.name, deviceConfig.slaveId, model, bus, period, onChange, logAt);
       for (const device of buildDevices(slave, { globalId, log: (message) => log.warn(message) })) registry.add(device);
       const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig));
       slaveDevices.set(slave, slaveDevice);
@@ -106,6 +109,8 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
   const { aliases: saved, warnings } = readAliasFile(config.aliasFile);
   for (const warning of [...warnings, ...aliases.attach(saved)]) log.warn(warning);
 
+  const cycleGuard = new CycleGuard(buses, slaves, logAt);
+
   return {
     registry,
     feed,
@@ -124,8 +129,11 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
         new Promise((resolve) => (bound = setTimeout(resolve, FIRST_SCAN_BOUND_MS))),
       ]);
       clearTimeout(bound);
+      // The watchdog timeouts are known once the boards were read.
+      cycleGuard.start();
     },
     async stop() {
+      cycleGuard.stop();
       for (const { loop } of loops) loop.stop();
       for (const simulation of simulations.values()) simulation.stop();
       await Promise.all([saver.flush(), ...buses.map((bus) => bus.stop())]);

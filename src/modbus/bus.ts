@@ -2,15 +2,27 @@ import type { Link } from '../transport/link.js';
 import { rtuFraming, tcpFraming, type FrameReply, type MasterFraming } from './framing.js';
 import { decodeResponse, encodeRequest, exceptionName, type ModbusRequest, type ModbusResponse } from './pdu.js';
 import { ModbusError } from './errors.js';
+import { RepeatSummary } from '../repeat-summary.js';
 
 // One Modbus line and the only place where its time is spent. Exactly one
 // transaction is on the wire at a time. Writes queue ahead of polls, but never
 // go twice in a row while a poll waits: a steady stream of writes (a client
 // posting in a loop) would otherwise hold every poll back and stall the scans.
-// So a write waits at most for the transaction in flight and one poll, and the
-// polls keep at least half of the line. A line that is down
-// fails requests at once instead of holding them (EVOK#190 replayed a backlog
-// of stale writes after a reconnect).
+// The same holds per slave: after a write to a slave, its next write waits
+// until that slave's waiting poll has gone. Writes to different slaves take
+// turns, so a batch aimed at one slave cannot hold the line beyond its share.
+// Polls share the line by time, not by turns (start-time fair queuing): a
+// slave whose requests end in timeouts is charged the time they took, so
+// when the line is full it waits while its neighbours, whose transactions
+// are short, keep their rate.
+//
+// Every request has a deadline across its queueing and retries, and may carry
+// its client's abort signal: a request whose deadline passed or whose client
+// left is dropped before it reaches the wire. A line that is down fails writes
+// at once instead of holding them (EVOK#190 replayed a backlog of stale writes
+// after a reconnect); polls queued when a link drops wait for the reconnect
+// (within their deadline), and only the request that was on the wire is
+// charged to its slave.
 
 export type Priority = 'write' | 'poll';
 
@@ -18,10 +30,23 @@ export interface BusOptions {
   name: string;
   timeoutMs: number;
   retries: number;
+  /** Total time a request may take from queueing to its last attempt; default 4 × timeout × attempts, at least 1 s. */
+  deadlineMs?: number;
+  /** Requests that may wait for the line (writes and polls each); more are refused as busy. */
+  maxQueued?: number;
   /** First reconnect delay; doubles up to maxReconnectMs. */
   reconnectMs?: number;
   maxReconnectMs?: number;
   log?: (level: 'info' | 'warn', message: string) => void;
+}
+
+export interface RequestOptions {
+  /** Extra attempts after a timeout or a corrupted reply; default the bus setting. */
+  retries?: number;
+  /** The client's signal: once aborted, a request not yet on the wire is dropped. */
+  signal?: AbortSignal;
+  /** performance.now() after which the request is not sent (the bus deadline applies too). */
+  deadline?: number;
 }
 
 /** What happened on the wire for one unit id (or, summed, for the whole bus). */
@@ -37,7 +62,12 @@ export interface TransactionCounters {
 export interface BusStats extends TransactionCounters {
   reconnects: number;
   connected: boolean;
+  /** Requests dropped unsent: deadline passed, client gone, or queued too many. */
+  dropped: number;
 }
+
+/** Told after every attempt on the wire whether the unit answered (an exception reply is an answer). */
+export type AttemptObserver = (answered: boolean) => void;
 
 function zeroCounters(): TransactionCounters {
   return { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, corruptFrames: 0 };
@@ -48,10 +78,21 @@ interface Job {
   request: ModbusRequest;
   pdu: Buffer;
   attemptsLeft: number;
-  queue: Job[];
+  priority: Priority;
+  deadline: number;
+  signal: AbortSignal | undefined;
+  /** Whether an attempt went on the wire: from then on its outcome is unknown until answered. */
+  sent: boolean;
+  /** Fair-queuing start tag (polls): the line time its unit had used when it was queued. */
+  start: number;
+  sentAt: number;
+  settled: boolean;
+  onAbort: (() => void) | undefined;
   resolve(response: ModbusResponse): void;
   reject(error: ModbusError): void;
 }
+
+const DEFAULT_MAX_QUEUED = 256;
 
 export class ModbusBus {
   private readonly framing: MasterFraming;
@@ -60,15 +101,33 @@ export class ModbusBus {
   private current: { job: Job; key: number; timer: NodeJS.Timeout; corruptBefore: number } | undefined;
   /** Whether the transaction sent last was a write; the next waiting poll then goes first. */
   private lastSentWrite = false;
+  /** Unit of the write sent last, so writes to different slaves take turns. */
+  private lastWriteUnit = -1;
+  /** Units that got a write while one of their polls waited: their next write waits for that poll. */
+  private readonly pollOwed = new Set<number>();
+  /** Fair-queuing clock: the start tag of the poll sent last. */
+  private virtualTime = 0;
+  /** Per unit: the virtual time at which the line time it has used ends. */
+  private readonly unitFinish = new Map<number, number>();
   private connected = false;
   private stopped = false;
   private lastFrameAt = 0;
   private gapTimer: NodeJS.Timeout | undefined;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  private expiryAt = Infinity;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private reconnectDelay: number;
-  private readonly counters = { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, reconnects: 0 };
+  private readonly deadlineMs: number;
+  private readonly maxQueued: number;
+  private readonly counters = { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, reconnects: 0, dropped: 0 };
   private readonly unitCounters = new Map<number, TransactionCounters>();
+  private readonly observers = new Map<number, AttemptObserver>();
   private readonly connectWaiters: Array<() => void> = [];
+  /** Reopen attempts while the line is down, summarised in the log instead of one line each. */
+  private readonly outage = new RepeatSummary();
+  private down = false;
+  /** performance.now() when the line was last lost. */
+  private lostAt = 0;
 
   constructor(
     readonly link: Link,
@@ -77,6 +136,8 @@ export class ModbusBus {
     const onReply = (reply: FrameReply) => this.onReply(reply);
     this.framing = link.framing === 'TCP' ? tcpFraming(onReply) : rtuFraming(onReply);
     this.reconnectDelay = options.reconnectMs ?? 100;
+    this.deadlineMs = options.deadlineMs ?? Math.max(1000, 4 * options.timeoutMs * (1 + options.retries));
+    this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
   }
 
   get name(): string {
@@ -85,6 +146,11 @@ export class ModbusBus {
 
   get isConnected(): boolean {
     return this.connected;
+  }
+
+  /** How long the line has been down, ms (0 while connected). */
+  downForMs(): number {
+    return this.connected ? 0 : performance.now() - this.lostAt;
   }
 
   stats(): BusStats {
@@ -96,6 +162,11 @@ export class ModbusBus {
     return { ...(this.unitCounters.get(unit) ?? zeroCounters()) };
   }
 
+  /** One observer per unit (its slave), told the outcome of each attempt. */
+  observe(unit: number, observer: AttemptObserver): void {
+    this.observers.set(unit, observer);
+  }
+
   private countersOf(unit: number): TransactionCounters {
     let counters = this.unitCounters.get(unit);
     if (!counters) this.unitCounters.set(unit, (counters = zeroCounters()));
@@ -104,6 +175,7 @@ export class ModbusBus {
 
   start(): void {
     this.stopped = false;
+    this.lostAt = performance.now();
     void this.connect();
   }
 
@@ -117,7 +189,16 @@ export class ModbusBus {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
     clearTimeout(this.gapTimer);
-    this.failAll(new ModbusError('disconnected', `bus ${this.name} is shutting down`));
+    clearTimeout(this.expiryTimer);
+    const error = new ModbusError('disconnected', `bus ${this.name} is shutting down`);
+    if (this.current) {
+      clearTimeout(this.current.timer);
+      const { job } = this.current;
+      this.current = undefined;
+      this.settle(job, error);
+    }
+    this.failQueued(this.writes, error);
+    this.failQueued(this.polls, error);
     this.connected = false;
     await this.link.close();
   }
@@ -126,9 +207,16 @@ export class ModbusBus {
    * `retries` overrides the bus setting for this request: probing a slave
    * already known to be offline should cost the line one timeout, not several.
    */
-  request(unit: number, request: ModbusRequest, priority: Priority, retries = this.options.retries): Promise<ModbusResponse> {
+  request(unit: number, request: ModbusRequest, priority: Priority, options: RequestOptions | number = {}): Promise<ModbusResponse> {
+    const { retries = this.options.retries, signal, deadline } = typeof options === 'number' ? { retries: options } : options;
     if (!this.connected) {
-      return Promise.reject(new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) is not connected`));
+      return Promise.reject(new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) is not connected; the request was not sent`));
+    }
+    if (signal?.aborted) return Promise.reject(this.cancelled(unit));
+    const queue = priority === 'write' ? this.writes : this.polls;
+    if (queue.length >= this.maxQueued) {
+      this.counters.dropped++;
+      return Promise.reject(new ModbusError('busy', `bus ${this.name}: ${queue.length} requests already wait for the line; the request was not sent`));
     }
     let pdu: Buffer;
     try {
@@ -137,8 +225,32 @@ export class ModbusBus {
       return Promise.reject(new ModbusError('invalid', (error as Error).message));
     }
     return new Promise((resolve, reject) => {
-      const queue = priority === 'write' ? this.writes : this.polls;
-      queue.push({ unit, request, pdu, attemptsLeft: 1 + retries, queue, resolve, reject });
+      const job: Job = {
+        unit,
+        request,
+        pdu,
+        attemptsLeft: 1 + retries,
+        priority,
+        deadline: Math.min(performance.now() + this.deadlineMs, deadline ?? Infinity),
+        signal,
+        sent: false,
+        start: 0,
+        sentAt: 0,
+        settled: false,
+        onAbort: undefined,
+        resolve,
+        reject,
+      };
+      if (signal) {
+        // Only a job still waiting is dropped; one on the wire finishes (its reply keeps the cache true).
+        job.onAbort = () => {
+          if (this.unqueue(job)) this.drop(job, this.cancelled(unit));
+        };
+        signal.addEventListener('abort', job.onAbort, { once: true });
+      }
+      this.tag(job);
+      queue.push(job);
+      this.armExpiry(job.deadline);
       this.pump();
     });
   }
@@ -146,6 +258,36 @@ export class ModbusBus {
   /** Polls still waiting for the line; the scheduler uses it to avoid piling up scans. */
   get queuedPolls(): number {
     return this.polls.length;
+  }
+
+  get queuedWrites(): number {
+    return this.writes.length;
+  }
+
+  private cancelled(unit: number): ModbusError {
+    return new ModbusError('cancelled', `the client left before the request to slave ${unit} went on the wire; it was not sent`);
+  }
+
+  private settle(job: Job, outcome: ModbusError | ModbusResponse): void {
+    if (job.settled) return;
+    job.settled = true;
+    if (job.onAbort) job.signal?.removeEventListener('abort', job.onAbort);
+    if (outcome instanceof ModbusError) job.reject(outcome);
+    else job.resolve(outcome);
+  }
+
+  /** Fail a job that never reached the wire (or whose retry will not): counted as dropped. */
+  private drop(job: Job, error: ModbusError): void {
+    this.counters.dropped++;
+    this.settle(job, error);
+  }
+
+  private unqueue(job: Job): boolean {
+    const queue = job.priority === 'write' ? this.writes : this.polls;
+    const index = queue.indexOf(job);
+    if (index < 0) return false;
+    queue.splice(index, 1);
+    return true;
   }
 
   private async connect(): Promise<void> {
@@ -156,11 +298,18 @@ export class ModbusBus {
         closed: (reason) => this.onClosed(reason),
       });
     } catch (error) {
-      this.scheduleReconnect(`open failed: ${(error as Error).message}`);
+      this.scheduleReconnect(`cannot open ${this.link.spec}: ${(error as Error).message}`);
       return;
     }
     if (this.stopped) return;
     this.connected = true;
+    if (this.down) {
+      this.down = false;
+      this.options.log?.(
+        'info',
+        `bus ${this.name}: reconnected to ${this.link.spec} after ${this.outage.secondsSinceBegin} s and ${this.outage.attemptsSinceBegin} attempts`,
+      );
+    }
     this.reconnectDelay = this.options.reconnectMs ?? 100;
     this.framing.reset();
     for (const waiter of this.connectWaiters.splice(0)) waiter();
@@ -170,39 +319,158 @@ export class ModbusBus {
   private onClosed(reason: string): void {
     if (!this.connected) return;
     this.connected = false;
-    this.failAll(new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) lost: ${reason}`));
+    this.lostAt = performance.now();
+    clearTimeout(this.gapTimer);
+    this.gapTimer = undefined;
+    // The request on the wire is the only one whose fate the drop decides:
+    // the slave may have acted on it. Writes still queued are refused (never
+    // replayed later); queued polls wait for the reconnect, within their deadline.
+    const current = this.current;
+    if (current) {
+      clearTimeout(current.timer);
+      this.current = undefined;
+      this.charge(current.job);
+      this.settleCorruptFrames(current);
+      this.observers.get(current.job.unit)?.(false);
+      const what = current.job.priority === 'write' ? 'the slave may or may not have applied the write' : 'no reply';
+      this.settle(
+        current.job,
+        new ModbusError('unknown', `bus ${this.name} (${this.link.spec}) was lost while slave ${current.job.unit} had a request on the wire (${reason}); ${what}`),
+      );
+    }
+    for (const job of this.writes.splice(0)) {
+      // A write waiting for its retry was on the wire once: its fate is unknown, not "not sent".
+      this.settle(
+        job,
+        job.sent
+          ? new ModbusError('unknown', `bus ${this.name} (${this.link.spec}) was lost (${reason}) before slave ${job.unit} confirmed the write; it may or may not have applied it`)
+          : new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) lost: ${reason}; the write was not sent`),
+      );
+    }
     this.scheduleReconnect(reason);
   }
 
   private scheduleReconnect(reason: string): void {
     if (this.stopped) return;
     this.counters.reconnects++;
-    this.options.log?.('warn', `bus ${this.name}: ${reason}; reconnecting in ${this.reconnectDelay} ms`);
+    if (!this.down) {
+      this.down = true;
+      this.outage.begin();
+      this.options.log?.('warn', `bus ${this.name}: ${reason}; reconnecting with back-off up to ${(this.options.maxReconnectMs ?? 10_000) / 1000} s`);
+    }
+    const summary = this.outage.attempt();
+    if (summary) {
+      this.options.log?.('warn', `bus ${this.name}: still down (${reason}), ${summary.attempts} attempts in the last ${summary.minutes} min`);
+    }
     clearTimeout(this.reconnectTimer);
     this.reconnectTimer = setTimeout(() => void this.connect(), this.reconnectDelay);
     this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.options.maxReconnectMs ?? 10_000);
   }
 
-  private failAll(error: ModbusError): void {
-    if (this.current) {
-      clearTimeout(this.current.timer);
-      const { job } = this.current;
-      this.current = undefined;
-      job.reject(error);
+  private failQueued(queue: Job[], error: ModbusError): void {
+    for (const job of queue.splice(0)) this.settle(job, error);
+  }
+
+  /** Wake up at the earliest queued deadline, so a request waiting for the line fails on time. */
+  private armExpiry(deadline: number): void {
+    if (deadline >= this.expiryAt) return;
+    clearTimeout(this.expiryTimer);
+    this.expiryAt = deadline;
+    this.expiryTimer = setTimeout(() => this.expire(), Math.max(0, deadline - performance.now()) + 1);
+  }
+
+  private expire(): void {
+    this.expiryAt = Infinity;
+    this.expiryTimer = undefined;
+    const now = performance.now();
+    let next = Infinity;
+    for (const queue of [this.writes, this.polls]) {
+      for (let i = 0; i < queue.length; ) {
+        const job = queue[i]!;
+        if (job.deadline <= now) {
+          queue.splice(i, 1);
+          this.drop(job, this.expired(job));
+        } else {
+          next = Math.min(next, job.deadline);
+          i++;
+        }
+      }
     }
-    for (const job of this.writes.splice(0)) job.reject(error);
-    for (const job of this.polls.splice(0)) job.reject(error);
+    if (next < Infinity) this.armExpiry(next);
+  }
+
+  private expired(job: Job): ModbusError {
+    if (job.sent) return this.noAnswer(job);
+    return new ModbusError('expired', `the request to slave ${job.unit} waited past its deadline (${this.deadlineMs} ms at most) for bus ${this.name}; it was not sent`);
+  }
+
+  private noAnswer(job: Job): ModbusError {
+    const tail = job.priority === 'write' ? '; it may or may not have applied the write' : '';
+    return new ModbusError('timeout', `slave ${job.unit} did not answer within ${this.options.timeoutMs} ms${tail}`);
+  }
+
+  /** Whether a queued job may still go on the wire; drops it (and says no) if not. */
+  private stillWanted(job: Job, now: number): boolean {
+    if (job.signal?.aborted) {
+      if (job.sent) this.settle(job, this.noAnswer(job));
+      else this.drop(job, this.cancelled(job.unit));
+      return false;
+    }
+    if (job.deadline <= now) {
+      if (job.sent) this.settle(job, this.noAnswer(job));
+      else this.drop(job, this.expired(job));
+      return false;
+    }
+    return true;
+  }
+
+  /** The next write to send: not to a slave that owes a poll, and another slave's than last time if one waits. */
+  private nextWrite(): Job | undefined {
+    let fallback = -1;
+    for (let i = 0; i < this.writes.length; i++) {
+      const job = this.writes[i]!;
+      if (this.pollOwed.has(job.unit) && this.polls.some((poll) => poll.unit === job.unit)) continue;
+      if (job.unit !== this.lastWriteUnit) return this.writes.splice(i, 1)[0];
+      if (fallback < 0) fallback = i;
+    }
+    return fallback >= 0 ? this.writes.splice(fallback, 1)[0] : undefined;
+  }
+
+  /** A job's fair-queuing start tag: not before now (virtual), not before its unit's used time ends. */
+  private tag(job: Job): void {
+    job.start = Math.max(this.virtualTime, this.unitFinish.get(job.unit) ?? 0);
+  }
+
+  /** Charge a finished attempt's line time to its unit. */
+  private charge(job: Job): void {
+    this.unitFinish.set(job.unit, job.start + (performance.now() - job.sentAt));
+  }
+
+  /** The waiting poll with the earliest start tag (the first queued among equals). */
+  private nextPoll(): Job | undefined {
+    if (this.polls.length === 0) return undefined;
+    let best = 0;
+    for (let i = 1; i < this.polls.length; i++) if (this.polls[i]!.start < this.polls[best]!.start) best = i;
+    return this.polls.splice(best, 1)[0];
+  }
+
+  private nextJob(): Job | undefined {
+    const now = performance.now();
+    for (;;) {
+      const pollsTurn = this.lastSentWrite && this.polls.length > 0;
+      const job = (pollsTurn ? this.nextPoll() : this.nextWrite()) ?? this.nextPoll() ?? this.nextWrite();
+      if (!job || this.stillWanted(job, now)) return job;
+    }
   }
 
   private pump(): void {
     if (this.current || !this.connected || this.gapTimer) return;
-    const pollsTurn = this.lastSentWrite && this.polls.length > 0;
-    const job = (pollsTurn ? this.polls.shift() : this.writes.shift()) ?? this.polls.shift();
+    const job = this.nextJob();
     if (!job) return;
     const wait = this.lastFrameAt + this.link.silenceMs - performance.now();
     if (wait > 0) {
       // RTU needs t3.5 of silence before the next frame; hold the line until then.
-      job.queue.unshift(job);
+      (job.priority === 'write' ? this.writes : this.polls).unshift(job);
       this.gapTimer = setTimeout(() => {
         this.gapTimer = undefined;
         this.pump();
@@ -216,7 +484,16 @@ export class ModbusBus {
     const { frame, key } = this.framing.encode(job.unit, job.pdu);
     const timer = setTimeout(() => this.onTimeout(), this.options.timeoutMs);
     this.current = { job, key, timer, corruptBefore: this.framing.corruptFrames() };
-    this.lastSentWrite = job.queue === this.writes;
+    job.sent = true;
+    job.sentAt = performance.now();
+    if (job.priority === 'poll') this.virtualTime = Math.max(this.virtualTime, job.start);
+    this.lastSentWrite = job.priority === 'write';
+    if (job.priority === 'write') {
+      this.lastWriteUnit = job.unit;
+      if (this.polls.some((poll) => poll.unit === job.unit)) this.pollOwed.add(job.unit);
+    } else {
+      this.pollOwed.delete(job.unit);
+    }
     this.counters.requests++;
     this.countersOf(job.unit).requests++;
     this.link.write(frame);
@@ -249,20 +526,24 @@ export class ModbusBus {
     this.lastFrameAt = performance.now();
     this.settleCorruptFrames(current);
     const { job } = current;
+    this.charge(job);
     const unitCounters = this.countersOf(job.unit);
     let response: ModbusResponse;
     try {
       response = decodeResponse(reply.pdu, job.request);
     } catch (error) {
+      this.observers.get(job.unit)?.(false);
       this.retryOrFail(job, new ModbusError('protocol', `slave ${job.unit}: ${(error as Error).message}`));
       return;
     }
     this.counters.responses++;
     unitCounters.responses++;
+    this.observers.get(job.unit)?.(true);
     if ('exception' in response) {
       this.counters.exceptions++;
       unitCounters.exceptions++;
-      job.reject(
+      this.settle(
+        job,
         new ModbusError(
           'exception',
           `slave ${job.unit} answered function ${job.request.fc} with exception ${response.exception} (${exceptionName(response.exception)})`,
@@ -270,7 +551,7 @@ export class ModbusBus {
         ),
       );
     } else {
-      job.resolve(response);
+      this.settle(job, response);
     }
     this.pump();
   }
@@ -279,25 +560,28 @@ export class ModbusBus {
     const current = this.current;
     if (!current) return;
     this.current = undefined;
+    this.charge(current.job);
     this.counters.timeouts++;
     this.countersOf(current.job.unit).timeouts++;
     this.settleCorruptFrames(current);
     this.framing.reset();
     this.lastFrameAt = performance.now();
-    this.retryOrFail(
-      current.job,
-      new ModbusError('timeout', `slave ${current.job.unit} did not answer within ${this.options.timeoutMs} ms`),
-    );
+    this.observers.get(current.job.unit)?.(false);
+    this.retryOrFail(current.job, this.noAnswer(current.job));
   }
 
+  /** Another attempt goes first in its queue, unless the bus is down or the job's deadline or client is gone. */
   private retryOrFail(job: Job, error: ModbusError): void {
     job.attemptsLeft--;
-    if (job.attemptsLeft > 0 && this.connected) {
+    const now = performance.now();
+    if (job.attemptsLeft > 0 && this.connected && !job.signal?.aborted && job.deadline > now) {
       this.counters.retries++;
       this.countersOf(job.unit).retries++;
-      job.queue.unshift(job);
+      // A retried poll queues behind the line time its failed attempt took.
+      this.tag(job);
+      (job.priority === 'write' ? this.writes : this.polls).unshift(job);
     } else {
-      job.reject(error);
+      this.settle(job, error);
     }
     this.pump();
   }

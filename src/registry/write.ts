@@ -2,6 +2,7 @@ import type { Device, DeviceState } from '../devices/device.js';
 import { ValidationError } from '../devices/fields.js';
 import { RequestError } from '../errors.js';
 import { ModbusError, type ModbusErrorKind } from '../modbus/errors.js';
+import { withRequestContext } from '../modbus/request-context.js';
 import type { ChangeFeed } from './feed.js';
 import type { Registry } from './registry.js';
 import { writeGate } from './write-gate.js';
@@ -12,19 +13,36 @@ import { writeGate } from './write-gate.js';
 
 const STATUS_BY_KIND: Record<ModbusErrorKind, number> = {
   timeout: 504,
+  unknown: 504,
   exception: 502,
   protocol: 502,
   disconnected: 503,
+  offline: 503,
+  expired: 503,
+  cancelled: 503,
+  busy: 503,
   invalid: 400,
 };
 
+/** The key of EVOK's error envelope: an offline slave answers writes as it answers reads. */
+function envelopeKind(error: ModbusError): string {
+  return error.kind === 'offline' ? 'ModbusSlaveOffline' : 'ModbusError';
+}
+
+/**
+ * `signal` is the client's: aborted when its HTTP request or WebSocket
+ * closed, so a write still waiting for the line is dropped, never sent for
+ * nobody. Every bus request the write makes runs in this context.
+ */
 export function writeDevice(
   registry: Registry,
   feed: ChangeFeed,
   device: Device,
   params: Readonly<Record<string, unknown>>,
+  signal?: AbortSignal,
 ): Promise<DeviceState> {
-  return writeGate.pass(() => performWrite(registry, feed, device, params));
+  const write = () => performWrite(registry, feed, device, params);
+  return writeGate.pass(signal ? () => withRequestContext({ signal }, write) : write);
 }
 
 async function performWrite(
@@ -49,7 +67,7 @@ async function performWrite(
   try {
     await action();
   } catch (error) {
-    if (error instanceof ModbusError) throw new RequestError(STATUS_BY_KIND[error.kind], 'ModbusError', error.message);
+    if (error instanceof ModbusError) throw new RequestError(STATUS_BY_KIND[error.kind], envelopeKind(error), error.message);
     if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
     throw error;
   } finally {

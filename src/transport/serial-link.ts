@@ -1,5 +1,6 @@
 import type { SerialPort } from 'serialport';
 import { rtuSilenceMs } from '../modbus/rtu-framer.js';
+import { eofSafeBinding } from './eof-safe-binding.js';
 import type { Link, LinkHandlers } from './link.js';
 
 // Modbus RTU over a serial port (RS485 on the PLC, a USB adapter, or a pty in
@@ -38,6 +39,8 @@ export class SerialLink implements Link {
     const { SerialPort } = await import('serialport');
     const { path, baudrate, parity, stopbits } = this.settings;
     const port = new SerialPort({
+      // SerialPort takes a binding in place of the detected one, though its options type does not say so.
+      ...({ binding: eofSafeBinding(SerialPort.binding) } as object),
       path,
       baudRate: baudrate,
       dataBits: 8,

@@ -3,8 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { EventEmitter } from 'node:events';
 import { apiGuards } from '../../src/api/access/guards.js';
 import { createHttpServer } from '../../src/api/http/server.js';
+import { attachWebSocket } from '../../src/api/ws/server.js';
+import { createLogger } from '../../src/log.js';
 import type { BoardModel } from '../../src/boards/model.js';
 import { loadConfig } from '../../src/config/load.js';
+import { ModbusSlave } from '../../src/devices/board/modbus-slave.js';
 import { buildDevices } from '../../src/devices/build.js';
 import { ScanLoop } from '../../src/devices/slave/scan-loop.js';
 import { SlaveUnit, type SlaveState } from '../../src/devices/slave/slave-unit.js';
@@ -37,6 +40,12 @@ export interface Rig {
   slaves: SlaveUnit[];
   registry: Registry;
   baseUrl: string;
+  /** The WebSocket endpoint, `ws://…/ws`. */
+  wsUrl: string;
+  /** Log lines of buses and slaves, as `LEVEL message`. */
+  logs: string[];
+  /** Every slave state change, in order. */
+  transitions: Array<{ name: string; state: SlaveState }>;
   slave(name: string): SlaveUnit;
   /** Resolves when the named slave reaches `state` (at once if it is there already). */
   whenState(name: string, state: SlaveState): Promise<void>;
@@ -57,17 +66,31 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
   const buses: ModbusBus[] = [];
   const slaves: SlaveUnit[] = [];
   const loops: Array<{ bus: ModbusBus; loop: ScanLoop }> = [];
+  const logs: string[] = [];
+  const log = (level: 'info' | 'warn', message: string) => logs.push(`${level} ${message}`);
+  const transitions: Rig['transitions'] = [];
   let globalId = 0;
   busSpecs.forEach((spec, index) => {
-    const bus = new ModbusBus(spec.link, { name: `bus${index + 1}`, timeoutMs: 50, retries: 1, reconnectMs: 20, maxReconnectMs: 200, ...spec.options });
+    const bus = new ModbusBus(spec.link, { name: `bus${index + 1}`, timeoutMs: 50, retries: 1, reconnectMs: 20, maxReconnectMs: 200, log, ...spec.options });
     buses.push(bus);
     for (const { name, unit, model, periodMs = 20, scanEnabled = true } of spec.slaves) {
-      const slave = new SlaveUnit(name, unit, model, bus, periodMs, (changed, _devices, stateChanged) => {
-        registry.invalidate();
-        if (stateChanged) events.emit(`state:${changed.name}`, changed.state);
-      });
+      const slave = new SlaveUnit(
+        name,
+        unit,
+        model,
+        bus,
+        periodMs,
+        (changed, _devices, stateChanged) => {
+          registry.invalidate();
+          if (!stateChanged) return;
+          transitions.push({ name: changed.name, state: changed.state });
+          events.emit(`state:${changed.name}`, changed.state);
+        },
+        log,
+      );
       const devices = buildDevices(slave, { globalId: ++globalId, log: () => {} });
       for (const device of devices) registry.add(device);
+      registry.add(new ModbusSlave(slave, { type: spec.link.framing, spec: spec.link.spec }));
       // Count scans by wrapping the slave's scan: the loop calls it once per slot.
       const scan = slave.scan.bind(slave);
       slave.scan = async (now) => {
@@ -81,6 +104,7 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
   // The built-in configuration's access rules: no tokens, as EVOK.
   const guards = apiGuards(loadConfig({}).config.apis);
   const server = createHttpServer({ registry, feed, version: 'test', metrics: { buses, slaves }, ...guards });
+  const websocket = attachWebSocket(server, { registry, feed, allFiltered: false }, guards, createLogger('ERROR'));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -101,6 +125,9 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
     slaves,
     registry,
     baseUrl,
+    wsUrl: `${baseUrl.replace('http', 'ws')}/ws`,
+    logs,
+    transitions,
     slave,
     whenState(name, state) {
       if (slave(name).state === state) return Promise.resolve();
@@ -150,6 +177,7 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
     async stop() {
       for (const { loop } of loops) loop.stop();
       await Promise.all(buses.map((bus) => bus.stop()));
+      await websocket.close();
       server.closeAllConnections();
       server.close();
     },

@@ -6,8 +6,10 @@ import { SimulatedBoard } from '../../src/sim/simulated-board.js';
 import type { Link, LinkHandlers } from '../../src/transport/link.js';
 
 // An in-memory RTU line to simulated boards with faults on demand: silent
-// units, replies rewritten on their way back (corrupted, split, glued to
-// noise), exception replies, refused opens and a line that drops away.
+// units, units that lose a share of their replies (a marginal RS485 line,
+// seeded so runs repeat) or answer late, replies rewritten on their way back
+// (corrupted, split, glued to noise), exception replies, refused opens and a
+// line that drops away.
 // Bytes cross on later turns of the event loop, as on a real wire.
 
 /** Turns one reply frame into the chunks the master receives. */
@@ -29,6 +31,14 @@ export class FaultyLine implements Link {
   opens = 0;
   /** Requests heard per unit, answered or not. */
   readonly heard = new Map<number, number>();
+  /** Write requests (function codes 5, 6, 15, 16) heard per unit. */
+  readonly heardWrites = new Map<number, number>();
+  /** Share (0..1) of each unit's replies that are lost. */
+  readonly lossy = new Map<number, number>();
+  /** Each unit's replies leave this many ms after its request arrived. */
+  readonly replyDelayMs = new Map<number, number>();
+  /** Seeded generator for the losses, so a run can be repeated. */
+  private random = seededRandom(15);
   private handlers: LinkHandlers | undefined;
   private readonly respond: (chunk: Buffer) => void;
 
@@ -48,6 +58,7 @@ export class FaultyLine implements Link {
     setImmediate(() => {
       const unit = copy[0]!;
       this.heard.set(unit, (this.heard.get(unit) ?? 0) + 1);
+      if (WRITE_FUNCTIONS.has(copy[1]!)) this.heardWrites.set(unit, (this.heardWrites.get(unit) ?? 0) + 1);
       if (this.silent.has(unit)) return;
       if (this.failingFunctions.has(copy[1]!)) {
         this.reply(encodeRtu(unit, Buffer.from([copy[1]! | 0x80, EXCEPTION.SLAVE_DEVICE_FAILURE])));
@@ -73,7 +84,24 @@ export class FaultyLine implements Link {
     setImmediate(() => this.handlers?.data(chunk));
   }
 
+  /** Restart the loss generator. */
+  seed(value: number): void {
+    this.random = seededRandom(value);
+  }
+
   private reply(frame: Buffer): void {
+    const unit = frame[0]!;
+    const loss = this.lossy.get(unit);
+    if (loss !== undefined && this.random() < loss) return;
+    const delay = this.replyDelayMs.get(unit);
+    if (delay) {
+      setTimeout(() => this.deliverReply(frame), delay);
+      return;
+    }
+    this.deliverReply(frame);
+  }
+
+  private deliverReply(frame: Buffer): void {
     const fault = this.replyFaults.shift();
     const chunks = fault ? fault(frame) : [frame];
     // Each chunk on its own turn, like bytes trickling in from a UART.
@@ -86,4 +114,18 @@ export class FaultyLine implements Link {
     };
     deliver(0);
   }
+}
+
+const WRITE_FUNCTIONS = new Set([5, 6, 15, 16]);
+
+/** mulberry32: a small seeded generator of numbers in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

@@ -4,6 +4,7 @@ import { RequestError } from '../../errors.js';
 import type { Registry } from '../../registry/registry.js';
 import { REST_ALL_ORDER } from '../../registry/type-names.js';
 import { writeDevice } from '../../registry/write.js';
+import { clientGone } from './client-gone.js';
 import { parseJsonObject, readBody } from './body.js';
 import type { DeviceRouteContext } from './device-routes.js';
 import type { ApiGuards } from '../access/guards.js';
@@ -33,7 +34,7 @@ interface ErrorEnvelope {
 type BulkContext = DeviceRouteContext & Pick<ApiGuards, 'auth'>;
 
 export function handleBulk(ctx: BulkContext, req: IncomingMessage, res: ServerResponse): void {
-  servePost(req, res, () => serve(ctx, req, res));
+  servePost(req, res, () => serve({ ...ctx, signal: clientGone(res) }, req, res));
 }
 
 async function serve(ctx: BulkContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -168,7 +169,7 @@ async function assignGroup(ctx: DeviceRouteContext, item: Item): Promise<ItemRes
   const results: Array<DeviceState | ErrorEnvelope> = [];
   for (const device of devices) {
     try {
-      results.push(await writeDevice(ctx.registry, ctx.feed, device, values));
+      results.push(await writeDevice(ctx.registry, ctx.feed, device, values, ctx.signal));
     } catch (error) {
       results.push(envelope(error));
     }
@@ -181,5 +182,5 @@ async function assignOne(ctx: DeviceRouteContext, item: Item): Promise<ItemResul
   if (typeof type !== 'string') throw new RequestError(400, 'TypeError', "'device_type' must be a type name");
   if (typeof circuit !== 'string') throw new RequestError(400, 'TypeError', "'device_circuit' must be a circuit or alias");
   const values = assignedValues(item);
-  return writeDevice(ctx.registry, ctx.feed, ctx.registry.resolve(type, circuit), values);
+  return writeDevice(ctx.registry, ctx.feed, ctx.registry.resolve(type, circuit), values, ctx.signal);
 }

@@ -3,6 +3,7 @@ import { RequestError } from '../../errors.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { writeDevice } from '../../registry/write.js';
+import { clientGone } from './client-gone.js';
 import { checkJsonContentType, parseFormBody, parseJsonObject, readBody } from './body.js';
 import { sendError, sendJson, sendNoContent, sendSuccessJson } from './respond.js';
 
@@ -12,6 +13,8 @@ import { sendError, sendJson, sendNoContent, sendSuccessJson } from './respond.j
 export interface DeviceRouteContext {
   registry: Registry;
   feed: ChangeFeed;
+  /** Aborted when the client of the request being served has gone (bulk, RPC). */
+  signal?: AbortSignal;
 }
 
 export type BodyFormat = 'form' | 'json';
@@ -88,7 +91,7 @@ async function write(
     const body = await readBody(req);
     const device = ctx.registry.resolve(type, circuit);
     const params = format === 'json' ? parseJsonObject(body) : parseFormBody(req, body);
-    await writeDevice(ctx.registry, ctx.feed, device, params);
+    await writeDevice(ctx.registry, ctx.feed, device, params, clientGone(res));
     // The confirmed state's JSON text was just made for the next GET; reuse it
     // rather than serialising the same state again.
     sendSuccessJson(res, device.json());

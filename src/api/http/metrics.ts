@@ -1,3 +1,4 @@
+import { busCycleMs } from '../../devices/slave/cycle-guard.js';
 import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
 import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
 
@@ -56,6 +57,18 @@ export function renderMetrics({ buses, slaves }: MetricsSource): string {
       help: '1 while the serial port is open or the TCP connection is up.',
       samples: busStats.map(({ bus, stats }) => [{ bus: bus.name }, stats.connected ? 1 : 0]),
     },
+    {
+      name: 'iogate_bus_dropped_requests_total',
+      type: 'counter',
+      help: 'Requests dropped before reaching the wire: deadline passed, client gone, or too many waiting.',
+      samples: busStats.map(({ bus, stats }) => [{ bus: bus.name }, stats.dropped]),
+    },
+    {
+      name: 'iogate_bus_cycle_seconds',
+      type: 'gauge',
+      help: 'Longest smoothed time between two scans of a slave on this bus (0 until measured).',
+      samples: buses.map((bus) => [{ bus: bus.name }, busCycleMs(bus, slaves) / 1000]),
+    },
   );
 
   const slaveLabels = (slave: SlaveUnit): Labels => ({ bus: slave.bus.name, slave: slave.name, unit: slave.unit });
@@ -75,9 +88,15 @@ export function renderMetrics({ buses, slaves }: MetricsSource): string {
     samples: slaves.map((slave) => [slaveLabels(slave), value(slave)]),
   });
   families.push(
-    perSlave('iogate_slave_online', 'gauge', '1 once the slave answered its last scan; 0 while starting or offline.', (s) =>
-      s.state === 'online' ? 1 : 0,
+    perSlave('iogate_slave_online', 'gauge', '1 while the slave answers (online or degraded); 0 while starting or offline.', (s) =>
+      s.answering ? 1 : 0,
     ),
+    perSlave('iogate_slave_degraded', 'gauge', '1 while the slave answers only part of its requests.', (s) => (s.state === 'degraded' ? 1 : 0)),
+    perSlave('iogate_slave_success_ratio', 'gauge', 'Share of the last (up to 50) attempts the slave answered.', (s) => s.successRatio),
+    perSlave('iogate_slave_stale_seconds', 'gauge', 'Age of the oldest register block value shown for the slave (-1 before every block was read).', (s) => {
+      const age = s.cache.stalestAgeMs();
+      return age === null ? -1 : age / 1000;
+    }),
     perSlave('iogate_slave_scans_total', 'counter', 'Completed scans.', (s) => s.stats.scans),
     perSlave('iogate_slave_failed_scans_total', 'counter', 'Scans (or offline probes) that failed.', (s) => s.stats.failedScans),
     perSlave('iogate_slave_scan_overruns_total', 'counter', 'Scan slots skipped because the previous scan was still running.', (s) => s.stats.overruns),

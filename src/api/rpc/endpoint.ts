@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestError } from '../../errors.js';
 import { readBody } from '../http/body.js';
+import { clientGone } from '../http/client-gone.js';
 import type { DeviceRouteContext } from '../http/device-routes.js';
 import type { ApiGuards } from '../access/guards.js';
 import { sendError, sendJson, sendNoContent, servePost } from '../http/respond.js';
@@ -35,7 +36,7 @@ class RpcError extends Error {
 type RpcContext = DeviceRouteContext & Pick<ApiGuards, 'auth'>;
 
 export function handleRpc(ctx: RpcContext, req: IncomingMessage, res: ServerResponse): void {
-  servePost(req, res, () => serve(ctx, req, res));
+  servePost(req, res, () => serve({ ...ctx, signal: clientGone(res) }, req, res));
 }
 
 async function serve(ctx: RpcContext, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -55,7 +55,7 @@ function field(fields: DeviceState, name: string, type: DeviceType): unknown {
 }
 
 function write(ctx: DeviceRouteContext, type: DeviceType, circuit: unknown, fields: Record<string, unknown>): Promise<DeviceState> {
-  return writeDevice(ctx.registry, ctx.feed, device(ctx, type, circuit), fields);
+  return writeDevice(ctx.registry, ctx.feed, device(ctx, type, circuit), fields, ctx.signal);
 }
 
 /** Read methods: one circuit in, something of its state out. */

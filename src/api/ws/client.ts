@@ -9,8 +9,10 @@ import type { Scope } from '../access/auth.js';
 // for it is bounded by the number of devices, and nobody waits for it.
 //
 // Commands run one at a time in arrival order, so a `full` sent after a `set`
-// sees the write. While one runs, the socket is not read, which makes a
-// client that floods commands wait in TCP instead of in our memory.
+// sees the write. While one runs, a few more frames are read and wait; beyond
+// that the socket is not read, which makes a client that floods commands wait
+// in TCP instead of in our memory. Reading on while a command waits for the
+// bus is what lets us see the client close, so its write is dropped unsent.
 
 /** Below this many unsent bytes the client counts as keeping up. */
 const KEEPING_UP_BYTES = 16 * 1024;
@@ -19,6 +21,8 @@ const KEEPING_UP_BYTES = 16 * 1024;
  * read from (TCP pushes back on it) once this much is waiting for it.
  */
 const STOP_READING_BYTES = 1024 * 1024;
+/** Frames read ahead while a command runs (each at most the 64 KiB frame limit). */
+const MAX_WAITING_COMMANDS = 4;
 
 /** A change batch as sent to clients without a filter, serialised once for all of them. */
 export class OutgoingBatch {
@@ -43,6 +47,7 @@ export class WsClient {
   private repliesBacklogged = false;
   /** Cleared by each heartbeat, set again by the peer's pong. */
   alive = true;
+  private closedController: AbortController | undefined;
 
   constructor(
     readonly socket: WebSocket,
@@ -51,9 +56,20 @@ export class WsClient {
     readonly scope: Scope,
   ) {}
 
+  /** Aborted once the socket closed: writes it asked for and that still wait for the line are dropped. */
+  get closed(): AbortSignal {
+    if (!this.closedController) {
+      const controller = (this.closedController = new AbortController());
+      if (this.socket.readyState === WebSocket.CLOSED) controller.abort();
+      else this.socket.once('close', () => controller.abort());
+    }
+    return this.closedController.signal;
+  }
+
   receive(data: RawData, isBinary: boolean): void {
     this.commands.push([data, isBinary]);
     if (!this.runningCommand) void this.runCommands();
+    else this.updateReading();
   }
 
   private async runCommands(): Promise<void> {
@@ -68,7 +84,7 @@ export class WsClient {
 
   private updateReading(): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
-    const hold = this.runningCommand || this.repliesBacklogged;
+    const hold = (this.runningCommand && this.commands.length >= MAX_WAITING_COMMANDS) || this.repliesBacklogged;
     if (hold && !this.socket.isPaused) this.socket.pause();
     else if (!hold && this.socket.isPaused) this.socket.resume();
   }

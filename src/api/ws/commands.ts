@@ -47,7 +47,7 @@ export async function runCommand(ctx: WsCommandContext, client: WsClient, data: 
         // Reading commands need only what the upgrade already checked.
         const refused = checkScope({ scope: client.scope }, 'write');
         if (refused) throw refused;
-        await setDevice(ctx, message);
+        await setDevice(ctx, message, client.closed);
         return;
       }
       default:
@@ -125,7 +125,7 @@ function fullDevice(registry: Registry, message: Message): string {
  * setter parameter, and without `value` the message's other keys are the
  * fields. Success is not answered: the change arrives as a normal push.
  */
-async function setDevice({ registry, feed }: WsCommandContext, message: Message): Promise<void> {
+async function setDevice({ registry, feed }: WsCommandContext, message: Message, signal: AbortSignal): Promise<void> {
   const device = target(registry, message);
   const value = message['value'];
   let fields: Record<string, unknown>;
@@ -135,5 +135,5 @@ async function setDevice({ registry, feed }: WsCommandContext, message: Message)
     fields = {};
     for (const [key, field] of Object.entries(message)) if (!SET_ENVELOPE.has(key)) fields[key] = field;
   }
-  await writeDevice(registry, feed, device, fields);
+  await writeDevice(registry, feed, device, fields, signal);
 }

@@ -4,7 +4,9 @@ import type { FieldSpec } from '../fields.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
 
 // `modbus_slave`: one configured slave and how its communication goes. EVOK's
-// fields come first; `online` and `stats` are ours. Its state is computed on
+// fields come first, unchanged; `online`, `state`, `success_ratio`, `stale_s`
+// and `stats` are ours. `online` stays true for a degraded slave (it answers,
+// its devices are readable); `state` tells the two apart. Its state is computed on
 // every read (last_comm ages by itself) and it is pushed to listeners only when
 // the slave goes on- or offline, never as a side effect of polls or writes.
 
@@ -39,7 +41,12 @@ export class ModbusSlave extends Device {
       modbus_type: this.link.type,
       modbus_spec: this.link.spec,
       scan_interval: round3(this.slave.scanPeriodMs / 1000),
-      online: this.slave.state === 'online',
+      online: this.slave.answering,
+      state: this.slave.state,
+      // Share of the last (up to 50) attempts the slave answered.
+      success_ratio: round3(this.slave.successRatio),
+      // Age of the oldest value shown for this slave, s (null until every block was read once).
+      stale_s: staleSeconds(this.slave),
       stats: {
         requests: stats.requests,
         timeouts: stats.timeouts,
@@ -64,6 +71,11 @@ export class ModbusSlave extends Device {
 
   /** Only alias-only writes get here (nothing is writable), and the alias is set by the registry. */
   protected async apply(): Promise<void> {}
+}
+
+function staleSeconds(slave: SlaveUnit): number | null {
+  const age = slave.cache.stalestAgeMs();
+  return age === null ? null : round3(age / 1000);
 }
 
 function round3(value: number): number {

@@ -8,6 +8,8 @@ interface CachedBlock {
   readonly def: RegisterBlock;
   readonly values: Uint16Array;
   valid: boolean;
+  /** Date.now() of the last successful read; 0 before the first. */
+  readAt: number;
 }
 
 export class RegisterCache {
@@ -15,7 +17,7 @@ export class RegisterCache {
   private readonly layout: { blocks: readonly RegisterBlock[] };
 
   constructor(defs: readonly RegisterBlock[]) {
-    this.blocks = defs.map((def) => ({ def, values: new Uint16Array(def.count), valid: false }));
+    this.blocks = defs.map((def) => ({ def, values: new Uint16Array(def.count), valid: false, readAt: 0 }));
     this.layout = { blocks: defs };
   }
 
@@ -65,7 +67,18 @@ export class RegisterCache {
       }
     }
     block.valid = true;
+    block.readAt = Date.now();
     return changed;
+  }
+
+  /** Milliseconds since the least recently read block was read; null until every block was read once. */
+  stalestAgeMs(now = Date.now()): number | null {
+    let oldest = Infinity;
+    for (const block of this.blocks) {
+      if (!block.valid) return null;
+      oldest = Math.min(oldest, block.readAt);
+    }
+    return oldest === Infinity ? null : now - oldest;
   }
 
   /**

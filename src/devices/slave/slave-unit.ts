@@ -1,6 +1,8 @@
 import type { BoardModel, RegisterSpace } from '../../boards/model.js';
 import type { ModbusBus, Priority } from '../../modbus/bus.js';
-import { ModbusError } from '../../modbus/errors.js';
+import { ModbusError, notSlavesFault } from '../../modbus/errors.js';
+import { currentRequestContext } from '../../modbus/request-context.js';
+import { RepeatSummary } from '../../repeat-summary.js';
 import type { ModbusRequest, ModbusResponse } from '../../modbus/pdu.js';
 import type { Device } from '../device.js';
 import { RegisterCache } from './register-cache.js';
@@ -10,10 +12,12 @@ import { RegisterCache } from './register-cache.js';
 // so every confirmed write also lands in the cache and the reply to the write
 // already shows the new state (EVOK#122 showed the old one).
 
-export type SlaveState = 'starting' | 'online' | 'offline';
+export type SlaveState = 'starting' | 'online' | 'degraded' | 'offline';
 
-/** Devices whose visible state changed; `stateChanged` when the slave went on- or offline. */
+/** Devices whose visible state changed; `stateChanged` when the slave changed state (online, degraded, offline). */
 export type ChangeListener = (slave: SlaveUnit, changed: ReadonlySet<Device>, stateChanged: boolean) => void;
+
+export type SlaveLog = (level: 'info' | 'warn', message: string) => void;
 
 export interface SlaveStats {
   /** Transactions with this slave (polls and writes), and how many timed out or failed otherwise. */
@@ -24,24 +28,99 @@ export interface SlaveStats {
   failedScans: number;
   overruns: number;
   lastScanMs: number;
+  /** Date.now() of the last block read that succeeded; 0 before the first. */
   lastOkAt: number;
+  /** Smoothed time between the starts of two consecutive scans (0 until measured). */
+  cycleMs: number;
 }
 
-/** After this many failed scans in a row the slave is offline and only probed. */
-const FAILURES_TO_OFFLINE = 2;
+// States. A slave that answers nothing for two scans in a row is offline: it
+// is only probed (one attempt, growing intervals) and writes to it fail at
+// once without touching the line. A slave that answers some requests is
+// degraded, not offline: it keeps being scanned at its rate, a scan goes on
+// past a failed block once the slave has answered in it, and the blocks that
+// were read keep their values fresh. The state follows the share of answered
+// attempts among the last ones, with hysteresis so a marginal line does not
+// flap (and flood the log).
+
+/**
+ * A slave is offline once it answered nothing in this many scans in a row and
+ * for at least SILENCE_TO_OFFLINE_MS: a marginal line that loses 30 % of the
+ * replies loses two scans in a row now and then, never a whole second.
+ */
+const SILENT_SCANS_TO_OFFLINE = 2;
+const SILENCE_TO_OFFLINE_MS = 1000;
 const FIRST_PROBE_MS = 500;
 const MAX_PROBE_MS = 30_000;
+/** Attempts the success ratio is taken over. */
+const RATIO_WINDOW = 50;
+/** Fewer attempts than this say nothing yet. */
+const RATIO_MIN_SAMPLES = 10;
+const DEGRADED_BELOW = 0.9;
+const ONLINE_FROM = 0.97;
+/**
+ * A line down this long makes its slaves offline (their values are no longer
+ * current). A shorter drop, such as a gateway closing the connection and
+ * taking it again, is not held against any slave.
+ */
+const LINE_DOWN_OFFLINE_MS = 1000;
+
+/** Whether each of the last attempts was answered, in a ring. */
+class AttemptWindow {
+  private readonly ring = new Uint8Array(RATIO_WINDOW);
+  private next = 0;
+  private filled = 0;
+  private answered = 0;
+
+  record(answered: boolean): void {
+    if (this.filled === RATIO_WINDOW) this.answered -= this.ring[this.next]!;
+    else this.filled++;
+    this.ring[this.next] = answered ? 1 : 0;
+    this.answered += answered ? 1 : 0;
+    this.next = (this.next + 1) % RATIO_WINDOW;
+  }
+
+  get size(): number {
+    return this.filled;
+  }
+
+  /** Share of answered attempts; 1 before any. */
+  ratio(): number {
+    return this.filled === 0 ? 1 : this.answered / this.filled;
+  }
+
+  reset(): void {
+    this.next = this.filled = this.answered = 0;
+  }
+}
 
 export class SlaveUnit {
   readonly cache: RegisterCache;
   readonly devices: Device[] = [];
   state: SlaveState = 'starting';
-  readonly stats: SlaveStats = { requests: 0, timeouts: 0, errors: 0, scans: 0, failedScans: 0, overruns: 0, lastScanMs: 0, lastOkAt: 0 };
+  readonly stats: SlaveStats = {
+    requests: 0,
+    timeouts: 0,
+    errors: 0,
+    scans: 0,
+    failedScans: 0,
+    overruns: 0,
+    lastScanMs: 0,
+    lastOkAt: 0,
+    cycleMs: 0,
+  };
   lastError = '';
   private scanNumber = 0;
-  private failuresInRow = 0;
+  private silentScans = 0;
   private probeDelay = FIRST_PROBE_MS;
   private nextProbeAt = 0;
+  /** performance.now() at the start of the last full-rate scan, for the cycle time; 0 after a probe. */
+  private lastScanStartedAt = 0;
+  private readonly attempts = new AttemptWindow();
+  /** performance.now() of the last answered attempt (0: never). */
+  private lastAnswerAt = 0;
+  /** Probes while offline, summarised in the log. */
+  private readonly outage = new RepeatSummary();
   /** Settles when the first scan attempt is over, answered or not. */
   readonly firstScan: Promise<void>;
   private firstScanDone!: () => void;
@@ -58,10 +137,25 @@ export class SlaveUnit {
     readonly bus: ModbusBus,
     readonly scanPeriodMs: number,
     private readonly onChange: ChangeListener,
+    private readonly log: SlaveLog = () => {},
   ) {
     this.cache = new RegisterCache(model.blocks);
     this.dependents = model.blocks.map(() => []);
     this.firstScan = new Promise((resolve) => (this.firstScanDone = resolve));
+    bus.observe(unit, (answered) => {
+      this.attempts.record(answered);
+      if (answered) this.lastAnswerAt = performance.now();
+    });
+  }
+
+  /** Share of the last attempts (up to 50) the slave answered, 1 before any. */
+  get successRatio(): number {
+    return this.attempts.ratio();
+  }
+
+  /** Whether the slave answers (fully or in part). */
+  get answering(): boolean {
+    return this.state === 'online' || this.state === 'degraded';
   }
 
   /** Register a device and the blocks whose reads can change it. */
@@ -81,48 +175,129 @@ export class SlaveUnit {
     const changed = new Set<Device>();
     const started = performance.now();
     const wasState = this.state;
-    const firstPass = this.state !== 'online';
+    const probing = this.state === 'offline';
+    const firstPass = !this.answering;
+    if (!firstPass && this.lastScanStartedAt > 0) {
+      const interval = started - this.lastScanStartedAt;
+      this.stats.cycleMs = this.stats.cycleMs === 0 ? interval : this.stats.cycleMs * 0.8 + interval * 0.2;
+    }
+    this.lastScanStartedAt = firstPass ? 0 : started;
     // While offline the scan is a probe: one attempt per block, no retries.
-    const retries = this.state === 'offline' ? 0 : undefined;
+    const retries = probing ? 0 : undefined;
     const scanNumber = this.scanNumber++;
-    try {
-      for (let index = 0; index < this.model.blocks.length; index++) {
-        const block = this.model.blocks[index]!;
-        if (!firstPass && scanNumber % block.frequency !== 0) continue;
-        const response = await this.request(
+    let answered = false;
+    let failure: Error | undefined;
+    let interrupted: ModbusError | undefined;
+    for (let index = 0; index < this.model.blocks.length; index++) {
+      const block = this.model.blocks[index]!;
+      if (!firstPass && scanNumber % block.frequency !== 0) continue;
+      let response: ModbusResponse;
+      try {
+        response = await this.request(
           { fc: block.type === 'input' ? 4 : 3, address: block.start_reg, quantity: block.count },
           'poll',
           retries,
         );
-        if (!('registers' in response)) continue;
-        // Devices are re-decoded only when their registers moved: at 50 Hz on
-        // every slave, decoding unchanged values was most of the idle CPU.
-        if (!this.cache.store(index, response.registers)) continue;
-        for (const device of this.dependents[index]!) if (device.refresh()) changed.add(device);
+      } catch (error) {
+        // The line went down or the poll waited past its deadline: no news about the slave.
+        if (notSlavesFault(error)) {
+          interrupted = error as ModbusError;
+          break;
+        }
+        failure = error as Error;
+        if (error instanceof ModbusError && error.kind === 'exception') answered = true;
+        // Once the slave answered in this scan, its other blocks are still worth
+        // reading; a slave silent so far is likely gone, and its other blocks
+        // would only cost the line more timeouts.
+        if (!answered) break;
+        continue;
       }
-      this.stats.scans++;
+      answered = true;
       this.stats.lastOkAt = Date.now();
-      this.failuresInRow = 0;
-      this.probeDelay = FIRST_PROBE_MS;
-      this.state = 'online';
-    } catch (error) {
-      this.stats.failedScans++;
-      this.lastError = (error as Error).message;
-      this.failuresInRow++;
-      if (this.failuresInRow >= FAILURES_TO_OFFLINE || this.state === 'offline') {
-        this.state = 'offline';
-        this.nextProbeAt = now + this.probeDelay;
-        this.probeDelay = Math.min(this.probeDelay * 2, MAX_PROBE_MS);
-      }
+      if (!('registers' in response)) continue;
+      // Devices are re-decoded only when their registers moved: at 50 Hz on
+      // every slave, decoding unchanged values was most of the idle CPU.
+      if (!this.cache.store(index, response.registers)) continue;
+      for (const device of this.dependents[index]!) if (device.refresh()) changed.add(device);
     }
     this.stats.lastScanMs = performance.now() - started;
+    if (!interrupted) this.afterScan(answered, failure, now);
+    else if (interrupted.kind === 'disconnected') this.lineDown(interrupted);
     this.firstScanDone();
     if (changed.size > 0 || wasState !== this.state) this.onChange(this, changed, wasState !== this.state);
   }
 
+  private afterScan(answered: boolean, failure: Error | undefined, now: number): void {
+    if (failure) {
+      this.stats.failedScans++;
+      this.lastError = failure.message;
+    } else {
+      this.stats.scans++;
+    }
+    if (!answered) {
+      if (!failure) return;
+      this.silentScans++;
+      if (this.state === 'offline') {
+        this.probeFailed(now);
+      } else if (this.silentScans >= SILENT_SCANS_TO_OFFLINE && performance.now() - this.lastAnswerAt >= SILENCE_TO_OFFLINE_MS) {
+        this.setState('offline', `is offline: ${this.lastError}; probing it with back-off`);
+        this.outage.begin();
+        this.probeDelay = FIRST_PROBE_MS;
+        this.probeFailed(now);
+      }
+      return;
+    }
+    this.silentScans = 0;
+    if (this.state === 'starting' || this.state === 'offline') {
+      const wasOffline = this.state === 'offline';
+      // Old misses say nothing about the slave that answers now.
+      this.attempts.reset();
+      this.probeDelay = FIRST_PROBE_MS;
+      if (wasOffline) {
+        this.setState('online', `is back online after ${this.outage.secondsSinceBegin} s (${this.outage.attemptsSinceBegin} probes)`);
+      } else {
+        this.state = 'online';
+      }
+      return;
+    }
+    const ratio = this.attempts.ratio();
+    if (this.state === 'online' && this.attempts.size >= RATIO_MIN_SAMPLES && ratio < DEGRADED_BELOW) {
+      this.setState('degraded', `is degraded: answered ${percent(ratio)} of the last ${this.attempts.size} attempts (last error: ${this.lastError}); still scanned`);
+    } else if (this.state === 'degraded' && ratio >= ONLINE_FROM) {
+      this.setState('online', `is online again: answered ${percent(ratio)} of the last ${this.attempts.size} attempts`);
+    }
+  }
+
+  /** The line stayed down: the slave is unreachable, and tried at every scan slot (at no cost) until it is back. */
+  private lineDown(error: ModbusError): void {
+    if (this.state === 'offline' || this.bus.downForMs() < LINE_DOWN_OFFLINE_MS) return;
+    this.lastError = error.message;
+    this.setState('offline', `is unreachable: ${error.message}`);
+    this.outage.begin();
+    this.probeDelay = FIRST_PROBE_MS;
+    this.nextProbeAt = 0;
+  }
+
+  private probeFailed(now: number): void {
+    this.nextProbeAt = now + this.probeDelay;
+    this.probeDelay = Math.min(this.probeDelay * 2, MAX_PROBE_MS);
+    const summary = this.outage.attempt();
+    if (summary) this.log('warn', `${this.label()} still offline, ${summary.attempts} probes in the last ${summary.minutes} min: ${this.lastError}`);
+  }
+
+  /** One log line per transition, never one per attempt. */
+  private setState(next: SlaveState, why: string): void {
+    this.state = next;
+    this.log(next === 'online' ? 'info' : 'warn', `${this.label()} ${why}`);
+  }
+
+  private label(): string {
+    return `Modbus slave '${this.name}' (unit ${this.unit} on bus ${this.bus.name})`;
+  }
+
   offlineReason(): string | undefined {
     if (this.state !== 'offline') return undefined;
-    return `Modbus slave '${this.name}' (unit ${this.unit} on bus ${this.bus.name}) is offline: ${this.lastError}`;
+    return `${this.label()} is offline: ${this.lastError}`;
   }
 
   /**
@@ -177,15 +352,30 @@ export class SlaveUnit {
     return response.registers;
   }
 
-  /** Every transaction with this slave goes through here, so its counters see them all. */
+  /**
+   * Every transaction with this slave goes through here, so its counters see
+   * them all. A write to an offline slave fails at once: only its probes may
+   * spend line time on it. A write takes its client's signal and deadline
+   * from the API call it runs in.
+   */
   private async request(request: ModbusRequest, priority: Priority, retries?: number): Promise<ModbusResponse> {
-    this.stats.requests++;
+    if (priority === 'write' && this.state === 'offline') throw new ModbusError('offline', this.offlineReason()!);
+    const context = priority === 'write' ? currentRequestContext() : undefined;
     try {
-      return await this.bus.request(this.unit, request, priority, retries);
+      const response = await this.bus.request(this.unit, request, priority, { retries, signal: context?.signal, deadline: context?.deadline });
+      this.stats.requests++;
+      return response;
     } catch (error) {
+      // Requests that never reached the wire are no transaction with the slave.
+      if (notSlavesFault(error)) throw error;
+      this.stats.requests++;
       if (error instanceof ModbusError && error.kind === 'timeout') this.stats.timeouts++;
       else this.stats.errors++;
       throw error;
     }
   }
+}
+
+function percent(ratio: number): string {
+  return `${Math.round(ratio * 100)} %`;
 }

@@ -57,6 +57,9 @@ const SLAVE_SHAPE = {
   modbus_spec: 'string',
   scan_interval: 'number',
   online: 'boolean',
+  state: 'string',
+  success_ratio: 'number',
+  stale_s: ['number', 'null'],
   stats: 'object',
 } as const;
 
@@ -68,6 +71,8 @@ describe('modbus_slave', () => {
     assert.equal(body.slave_id, 1);
     assert.equal(body.scan_interval, 0.01);
     assert.equal(body.online, true);
+    assert.equal(body.state, 'online');
+    assert.equal(body.success_ratio, 1);
     assertShape(body.stats, { requests: 'number', timeouts: 'number', errors: 'number', last_scan_ms: 'number' });
   });
 
@@ -88,6 +93,7 @@ describe('modbus_slave', () => {
     await waitFor(() => pushed.length > 0);
     const { body } = await get(url('/rest/modbus_slave/2'));
     assert.equal(body.online, false, 'readable while offline');
+    assert.equal(body.state, 'offline');
     assert.ok(Number(body.stats?.timeouts) > 0);
     assert.equal((await get(url('/rest/ro/2_01'))).status, 503, 'its devices are not');
     boards.set(2, board);

@@ -1,0 +1,23 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+// What the API call behind a bus request still wants: its client's abort
+// signal (HTTP request or WebSocket closed) and an optional deadline. The one
+// write path every API shares opens the context; the slave reads it when it
+// queues a write, so every device's write honours it without each device
+// passing it along. Polls never run inside one.
+
+export interface RequestContext {
+  readonly signal?: AbortSignal;
+  /** performance.now() after which the request must not go on the wire. */
+  readonly deadline?: number;
+}
+
+const storage = new AsyncLocalStorage<RequestContext>();
+
+export function withRequestContext<T>(context: RequestContext, run: () => Promise<T>): Promise<T> {
+  return storage.run(context, run);
+}
+
+export function currentRequestContext(): RequestContext | undefined {
+  return storage.getStore();
+}

@@ -1,0 +1,97 @@
+import { read as fsRead } from 'node:fs';
+import { promisify } from 'node:util';
+
+// A guard around serialport's Unix binding against a read loop that spins.
+//
+// Cause (@serialport/bindings-cpp 12.0.1, serialport 12.0.0, Linux): its
+// read treats a read() that returns 0 bytes as "nothing yet" and reads again
+// at once, recursively. 0 bytes is end-of-file: the other end of a pty is gone
+// (socat stopped) or a tty hung up. Unless the poller's "disconnect" event
+// happens to win the race (about half the time here), the port never closes:
+// the loop takes a core and its growing chain of promises eats memory (seen
+// at 3.6 GB). The same can happen when a USB-RS485 adapter is pulled.
+//
+// The guard reads the descriptor itself: end-of-file and I/O errors are
+// reported as a disconnect, which the stream turns into 'close', so the bus
+// closes the port and reopens it with back-off. Only ports with the Unix
+// binding's shape (a descriptor and a poller) are wrapped; others pass as they are.
+
+const readAsync = promisify(fsRead);
+
+interface Poller {
+  once(event: 'readable', callback: (error?: Error | null) => void): void;
+}
+
+/** The parts of @serialport/bindings-cpp's Linux/Darwin port binding this relies on. */
+interface UnixPort {
+  readonly fd: number | null;
+  readonly poller: Poller;
+  readonly isOpen: boolean;
+  read(buffer: Buffer, offset: number, length: number): Promise<{ bytesRead: number; buffer: Buffer }>;
+  [member: string]: unknown;
+}
+
+export interface Binding {
+  open(options: any): Promise<unknown>;
+  list(): Promise<unknown[]>;
+}
+
+/** Error codes after which the descriptor will never deliver data again. */
+const DEAD = new Set(['EIO', 'EBADF', 'ENXIO', 'ENODEV', 'UNKNOWN']);
+const TRY_AGAIN = new Set(['EAGAIN', 'EWOULDBLOCK', 'EINTR']);
+
+function disconnect(message: string, code: string): Error {
+  return Object.assign(new Error(message), { code, disconnect: true });
+}
+
+function canceled(): Error {
+  return Object.assign(new Error('Port is not open'), { canceled: true });
+}
+
+function isUnixPort(port: unknown): port is UnixPort {
+  const candidate = port as Partial<UnixPort> | null;
+  return typeof candidate?.fd === 'number' && typeof candidate.poller?.once === 'function';
+}
+
+/** Reads at least one byte, or fails: never loops on end-of-file. */
+export async function readOnce(port: UnixPort, buffer: Buffer, offset: number, length: number): Promise<{ bytesRead: number; buffer: Buffer }> {
+  for (;;) {
+    const fd = port.fd;
+    if (!port.isOpen || fd === null) throw canceled();
+    try {
+      const { bytesRead } = await readAsync(fd, buffer, offset, length, null);
+      if (bytesRead === 0) throw disconnect('end of file: the device is gone (or the other end of the pty closed)', 'EOF');
+      return { bytesRead, buffer };
+    } catch (error) {
+      const { code, disconnect: alreadyMarked } = error as { code?: string; disconnect?: boolean };
+      if (alreadyMarked) throw error;
+      if (code !== undefined && TRY_AGAIN.has(code)) {
+        if (!port.isOpen) throw canceled();
+        await new Promise<void>((resolve, reject) => port.poller.once('readable', (failure) => (failure ? reject(failure) : resolve())));
+        continue;
+      }
+      if (code !== undefined && DEAD.has(code)) (error as { disconnect?: boolean }).disconnect = true;
+      throw error;
+    }
+  }
+}
+
+/** `base` with every Unix port it opens guarded against the end-of-file read loop. */
+export function eofSafeBinding<B extends Binding>(base: B): B {
+  return {
+    ...base,
+    list: () => base.list(),
+    async open(options: unknown) {
+      const port = await base.open(options);
+      if (!isUnixPort(port)) return port;
+      // The port object keeps its own methods (close, write, set…); only read is ours.
+      return new Proxy(port, {
+        get(target, property, receiver) {
+          if (property === 'read') return (buffer: Buffer, offset: number, length: number) => readOnce(target, buffer, offset, length);
+          const value = Reflect.get(target, property, receiver) as unknown;
+          return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+        },
+      });
+    },
+  };
+}

@@ -27,6 +27,7 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
     mqtt: readMqtt(apis.section('mqtt'), baseDir),
     auth: readAuth(apis.section('auth'), baseDir),
     limits: readLimits(apis.section('limits')),
+    allowedHosts: apis.stringList('allowed_hosts', []),
   };
   websocket.warnUnknownKeys();
   apis.warnUnknownKeys();
@@ -135,8 +136,8 @@ function readAuth(auth: ConfigSection, baseDir: string): AuthConfig {
     tokens,
     allowAnonymous: auth.boolean('allow_anonymous', false),
     loopbackAnonymous: auth.boolean('loopback_anonymous', true),
-    // EVOK answers `*`; once tokens guard the API, browsers get in only from listed origins.
-    corsOrigins: auth.stringList('cors_origins', tokens.length === 0 ? ['*'] : []),
+    // Nothing listed: reads still answer `*` while there are no tokens (see createCorsPolicy).
+    corsOrigins: auth.stringList('cors_origins', []),
   };
   if (config.allowAnonymous && tokens.length > 0) {
     auth.warn(auth.value('allow_anonymous')?.origin ?? auth.at, 'allow_anonymous', 'anyone may read and write without a token, so the tokens protect nothing');

@@ -8,6 +8,7 @@ import {
   DEFAULT_API_PORT,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
   DEFAULT_MAX_WEBSOCKET_CLIENTS,
   DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -149,6 +150,7 @@ function readAuth(auth: ConfigSection, baseDir: string): AuthConfig {
 function readLimits(limits: ConfigSection): LimitsConfig {
   const config: LimitsConfig = {
     maxConnections: limits.integer('max_connections', DEFAULT_MAX_CONNECTIONS, 1, 65535),
+    maxConnectionsPerAddress: limits.integer('max_connections_per_address', DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, 1, 65535),
     maxWebSocketClients: limits.integer('max_websocket_clients', DEFAULT_MAX_WEBSOCKET_CLIENTS, 1, 65535),
     maxWebSocketMessageBytes: limits.integer('max_websocket_message_bytes', DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES, 64, 16 * 1024 * 1024),
     headersTimeoutMs: limits.integer('headers_timeout_ms', DEFAULT_HEADERS_TIMEOUT_MS, 100, 600_000),

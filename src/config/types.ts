@@ -99,6 +99,8 @@ export interface AuthConfig {
 export interface LimitsConfig {
   /** Open TCP connections to the HTTP/WebSocket listener. */
   maxConnections: number;
+  /** Open TCP connections from one peer address. */
+  maxConnectionsPerAddress: number;
   /** Open WebSocket clients, a subset of the connections. */
   maxWebSocketClients: number;
   /** Largest WebSocket message accepted from a client, in bytes. */

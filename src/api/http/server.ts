@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { RequestError } from '../../errors.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
+import { admitConnections } from './admission.js';
 import { handleBulk } from './bulk.js';
 import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
 import type { ApiGuards } from '../access/guards.js';
@@ -37,7 +38,9 @@ export function createHttpServer(ctx: HttpContext): Server {
       }
     },
   );
-  server.maxConnections = limits.maxConnections;
+  // Not server.maxConnections: that turns the newest client away, however
+  // well it behaves; admission lets the connections worth least go instead.
+  admitConnections(server, limits);
   // An idle keep-alive connection holds one of maxConnections; free it soon.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;

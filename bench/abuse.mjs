@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Abuse benchmark: hostile and broken clients against the built daemon
-// (dist/iogate.js, default limits, bench/config.yaml with the WebSocket on),
+// (dist/iogate.js with the service unit's Node options, default limits,
+// bench/config.yaml with the WebSocket on),
 // while a normal loopback client, in a process of its own, sends one GET
 // every few milliseconds on a fresh connection (as curl or a script would).
 // For each attack: the share of the normal client's requests answered 200,
@@ -23,6 +24,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
+import { serviceNodeOptions } from './service-options.mjs';
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 const BUNDLE = fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
@@ -85,7 +87,7 @@ function rssMb(pid) {
 
 async function startDaemon(config) {
   const nodeArgs = process.env.ABUSE_DAEMON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...nodeArgs, BUNDLE, '--config', config, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...serviceNodeOptions(), ...nodeArgs, BUNDLE, '--config', config, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';
   const port = await new Promise((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (chunk) => {

@@ -9,9 +9,11 @@ import { isLoopbackAddress } from '../access/loopback.js';
 // keep-alives, lock every real client out. Here the cap is kept by letting
 // go of the connections that are worth least instead:
 //
-// 1. a connection that has not sent a complete request head (new, trickling
-//    headers, or idle between keep-alive requests), oldest first;
+// 1. a connection that has been waiting for a complete request head for more
+//    than HEAD_GRACE_MS (trickling headers, or idle between keep-alive
+//    requests), oldest first;
 // 2. then one whose body is still arriving, oldest first;
+// 3. then a connection that has only just arrived;
 // never one whose request is being answered, nor an upgraded WebSocket.
 //
 // A client that sends its request promptly (any well-behaved client, with a
@@ -26,6 +28,9 @@ import { isLoopbackAddress } from '../access/loopback.js';
 // and the total. Deadlines are Node's: `headersTimeout` for the head,
 // `requestTimeout` for the whole request, so a chunked body that never ends
 // is cut off with 408.
+
+/** A client on a LAN sends its request head within milliseconds of connecting. */
+const HEAD_GRACE_MS = 500;
 
 type Stage = 'head' | 'body' | 'busy';
 type Pool = 'loopback' | 'remote';
@@ -55,16 +60,21 @@ export function markUpgraded(socket: Duplex): void {
   upgradeMarks.get(socket)?.();
 }
 
-/** Counts and oldest-first order of evictable connections within one scope. */
+/** Counts and oldest-first order (with the time each entered its stage) of evictable connections within one scope. */
 class Scope {
   open = 0;
-  readonly head = new Set<Socket>();
-  readonly body = new Set<Socket>();
+  readonly head = new Map<Socket, number>();
+  readonly body = new Map<Socket, number>();
 
-  oldestEvictable(): Socket | undefined {
-    for (const socket of this.head) return socket;
-    for (const socket of this.body) return socket;
-    return undefined;
+  oldestEvictable(now: number): Socket | undefined {
+    let youngHead: Socket | undefined;
+    for (const [socket, since] of this.head) {
+      if (now - since >= HEAD_GRACE_MS) return socket;
+      youngHead = socket;
+      break;
+    }
+    for (const socket of this.body.keys()) return socket;
+    return youngHead;
   }
 }
 
@@ -82,10 +92,11 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
   const setStage = (socket: Socket, stage: Stage): void => {
     const entry = entries.get(socket);
     if (!entry) return;
+    const now = Date.now();
     for (const scope of scopesOf(entry)) {
       scope.head.delete(socket);
       scope.body.delete(socket);
-      if (stage !== 'busy') scope[stage].add(socket);
+      if (stage !== 'busy') scope[stage].set(socket, now);
     }
     entry.stage = stage;
   };
@@ -106,7 +117,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
 
   /** Lets the oldest evictable connection of `scope` go; false when it has none. */
   const evictFrom = (scope: Scope): boolean => {
-    const victim = scope.oldestEvictable();
+    const victim = scope.oldestEvictable(Date.now());
     if (!victim) return false;
     forget(victim);
     victim.destroy();
@@ -135,9 +146,10 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     const entry: Entry = { address, pool, stage: 'head' };
     entries.set(socket, entry);
     if (!byAddress.has(address)) byAddress.set(address, new Scope());
+    const now = Date.now();
     for (const scope of scopesOf(entry)) {
       scope.open++;
-      scope.head.add(socket);
+      scope.head.set(socket, now);
     }
     stats.open = total.open;
     upgradeMarks.set(socket, () => setStage(socket, 'busy'));

@@ -19,12 +19,12 @@ import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serviceNodeOptions } from './service-options.mjs';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 const BUNDLE = fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
 const CONFIG = join(BENCH_DIR, 'config.yaml');
-const SERVICE_UNIT = fileURLToPath(new URL('../deploy/iogate.service', import.meta.url));
 const RESULTS = join(BENCH_DIR, 'results');
 
 const DURATION_S = positive('BENCH_DURATION', 10);
@@ -59,13 +59,6 @@ function positive(name, fallback) {
   return value;
 }
 
-/** Node options the service unit starts the daemon with (`ExecStart=/usr/bin/node <options> …iogate.js`). */
-function serviceNodeOptions() {
-  const execStart = /^ExecStart=(.*)$/m.exec(readFileSync(SERVICE_UNIT, 'utf8'))?.[1] ?? '';
-  const words = execStart.trim().split(/\s+/);
-  const script = words.findIndex((word) => word.endsWith('.js'));
-  return words.slice(1, script).filter((word) => word.startsWith('--'));
-}
 const NODE_OPTIONS = serviceNodeOptions();
 
 function log(message) {

@@ -28,6 +28,8 @@ export const DEFAULT_API_PORT = 8080;
  * HTTP body limit) is generous for one message.
  */
 export const DEFAULT_MAX_CONNECTIONS = 256;
+/** Half the total: a reverse proxy forwards everyone from one loopback address, so not much less. */
+export const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS = 128;
 export const DEFAULT_MAX_WEBSOCKET_CLIENTS = 64;
 export const DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES = 64 * 1024;
 

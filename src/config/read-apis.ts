@@ -8,6 +8,7 @@ import {
   DEFAULT_API_PORT,
   DEFAULT_HEADERS_TIMEOUT_MS,
   DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
   DEFAULT_MAX_WEBSOCKET_CLIENTS,
   DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -27,6 +28,7 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
     mqtt: readMqtt(apis.section('mqtt'), baseDir),
     auth: readAuth(apis.section('auth'), baseDir),
     limits: readLimits(apis.section('limits')),
+    allowedHosts: apis.stringList('allowed_hosts', []),
   };
   websocket.warnUnknownKeys();
   apis.warnUnknownKeys();
@@ -135,8 +137,8 @@ function readAuth(auth: ConfigSection, baseDir: string): AuthConfig {
     tokens,
     allowAnonymous: auth.boolean('allow_anonymous', false),
     loopbackAnonymous: auth.boolean('loopback_anonymous', true),
-    // EVOK answers `*`; once tokens guard the API, browsers get in only from listed origins.
-    corsOrigins: auth.stringList('cors_origins', tokens.length === 0 ? ['*'] : []),
+    // Nothing listed: reads still answer `*` while there are no tokens (see createCorsPolicy).
+    corsOrigins: auth.stringList('cors_origins', []),
   };
   if (config.allowAnonymous && tokens.length > 0) {
     auth.warn(auth.value('allow_anonymous')?.origin ?? auth.at, 'allow_anonymous', 'anyone may read and write without a token, so the tokens protect nothing');
@@ -148,6 +150,7 @@ function readAuth(auth: ConfigSection, baseDir: string): AuthConfig {
 function readLimits(limits: ConfigSection): LimitsConfig {
   const config: LimitsConfig = {
     maxConnections: limits.integer('max_connections', DEFAULT_MAX_CONNECTIONS, 1, 65535),
+    maxConnectionsPerAddress: limits.integer('max_connections_per_address', DEFAULT_MAX_CONNECTIONS_PER_ADDRESS, 1, 65535),
     maxWebSocketClients: limits.integer('max_websocket_clients', DEFAULT_MAX_WEBSOCKET_CLIENTS, 1, 65535),
     maxWebSocketMessageBytes: limits.integer('max_websocket_message_bytes', DEFAULT_MAX_WEBSOCKET_MESSAGE_BYTES, 64, 16 * 1024 * 1024),
     headersTimeoutMs: limits.integer('headers_timeout_ms', DEFAULT_HEADERS_TIMEOUT_MS, 100, 600_000),

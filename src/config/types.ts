@@ -87,7 +87,11 @@ export interface AuthConfig {
   tokens: AuthToken[];
   allowAnonymous: boolean;
   loopbackAnonymous: boolean;
-  /** Browser origins allowed by CORS and for WebSocket upgrades; `*` = any. */
+  /**
+   * Browser origins allowed by CORS, for writes from another site and for
+   * WebSocket upgrades; `*` = any. Empty without tokens: reads answer `*` as
+   * EVOK does, writes and upgrades from other sites are refused.
+   */
   corsOrigins: string[];
 }
 
@@ -95,6 +99,8 @@ export interface AuthConfig {
 export interface LimitsConfig {
   /** Open TCP connections to the HTTP/WebSocket listener. */
   maxConnections: number;
+  /** Open TCP connections from one peer address. */
+  maxConnectionsPerAddress: number;
   /** Open WebSocket clients, a subset of the connections. */
   maxWebSocketClients: number;
   /** Largest WebSocket message accepted from a client, in bytes. */
@@ -117,6 +123,8 @@ export interface Config {
     mqtt: MqttConfig;
     auth: AuthConfig;
     limits: LimitsConfig;
+    /** Host names served besides this machine's own (DNS rebinding guard); `*` = any. */
+    allowedHosts: string[];
   };
   buses: BusConfig[];
   /** Directories searched for user hw-definition YAML files (EVOK v3 format). */

@@ -75,8 +75,17 @@ export abstract class Device<P extends object = object> {
    */
   prepareWrite(raw: Readonly<Record<string, unknown>>): () => Promise<void> {
     const params = parseFields(this.writeSpec, raw);
+    this.checkWrite(params);
     return () => this.apply(params);
   }
+
+  /**
+   * Checks that depend on the device's state rather than on one field alone,
+   * such as a set point against the range of the mode it will be written in.
+   * Throws ValidationError; every API writes through prepareWrite, so this is
+   * the one place such a rule lives.
+   */
+  protected checkWrite(_params: Partial<P>): void {}
 
   /**
    * Re-decode what a write to this device may have changed. Returns true when

@@ -1,4 +1,5 @@
 import type { AliasBook, AliasTarget } from '../devices/alias-manager.js';
+import { RequestError } from '../errors.js';
 import type { AliasSaver } from './alias-store.js';
 import type { Registry } from './registry.js';
 import { canonicalType } from './type-names.js';
@@ -49,9 +50,16 @@ export class PersistedAliases implements AliasBook {
     return entries;
   }
 
-  saveNow(): Promise<void> {
+  /** Saves now; a file that could not be written is an error for the client, never a success. */
+  async saveNow(): Promise<void> {
     this.saver.markDirty(() => this.entries());
-    return this.saver.flush();
+    try {
+      await this.saver.flushOrThrow();
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const full = code === 'ENOSPC' || code === 'EDQUOT' || code === 'EFBIG';
+      throw new RequestError(full ? 507 : 500, 'OSError', `aliases not saved, the previous file is unchanged: ${(error as Error).message}`);
+    }
   }
 
   /** Save soon after the last of a burst of changes; stop() flushes. */

@@ -3,7 +3,8 @@
 // Reading never fails: whatever cannot be used is preserved in a side copy
 // before the next save would overwrite it.
 import { copyFileSync, readFileSync } from 'node:fs';
-import { mkdir, open, rename, unlink } from 'node:fs/promises';
+import { mkdir, open, rename, stat, unlink } from 'node:fs/promises';
+import type { Stats } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import { Document, parse, visit } from 'yaml';
 import { canonicalType, typeFromV2Id } from './type-names.js';
@@ -32,7 +33,10 @@ export function readAliasFile(path: string): { aliases: Map<string, AliasEntry>;
 
   let decoded: Decoded;
   try {
-    decoded = decode(parse(text));
+    // The duplicate-key check of the yaml package compares every key with every
+    // other (50,000 aliases took seconds per thousand); a repeated alias is
+    // the later entry, as a YAML 1.1 reader such as EVOK's takes it.
+    decoded = decode(parse(text, { uniqueKeys: false }));
   } catch (error) {
     decoded = { aliases: new Map(), problems: [`not a valid alias file (${firstLine(error)}), no aliases loaded`] };
   }
@@ -140,15 +144,20 @@ function serialize(aliases: Map<string, AliasEntry>): string {
  * file in the same directory, flush it to disk, rename it over the target,
  * then flush the directory so the rename itself is durable. The temporary
  * name is fixed (one writer per file is assumed), so a write cut short
- * leaves no litter beyond one file that the next write reuses.
+ * leaves no litter beyond one file that the next write reuses. A write that
+ * fails (disk full, read-only, file size limit) rejects and leaves the old
+ * file as it was. The new file gets the old one's permissions and, where the
+ * process may set it, its owner: a user who made it 0600 keeps it so.
  */
 export async function writeAliasFileAtomic(path: string, aliases: Map<string, AliasEntry>): Promise<void> {
   const dir = dirname(path);
   const temp = join(dir, `.${basename(path)}.tmp`);
   await mkdir(dir, { recursive: true });
+  const previous = await stat(path).catch(() => undefined);
   try {
     const handle = await open(temp, 'w', 0o644);
     try {
+      if (previous) await keepModeAndOwner(handle, previous);
       await handle.writeFile(serialize(aliases), 'utf8');
       await handle.sync();
     } finally {
@@ -161,6 +170,19 @@ export async function writeAliasFileAtomic(path: string, aliases: Map<string, Al
     throw error;
   }
   await syncDirectory(dir);
+}
+
+type FileHandle = Awaited<ReturnType<typeof open>>;
+
+async function keepModeAndOwner(handle: FileHandle, previous: Stats): Promise<void> {
+  await handle.chmod(previous.mode & 0o7777);
+  try {
+    await handle.chown(previous.uid, previous.gid);
+  } catch (error) {
+    // Only root may give a file away; a file we may replace but not chown
+    // was not ours to begin with, and keeps its mode at least.
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') throw error;
+  }
 }
 
 async function syncDirectory(dir: string): Promise<void> {
@@ -210,14 +232,25 @@ export class AliasSaver {
     await this.save();
   }
 
-  private async save(): Promise<void> {
+  /** Writes unsaved changes now and rejects with the reason when the file could not be written. */
+  async flushOrThrow(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const failure = await this.save();
+    if (failure !== undefined) throw failure;
+  }
+
+  /** The error of a failed write (logged, and the changes kept for the next try), else undefined. */
+  private async save(): Promise<Error | undefined> {
     while (this.writing !== undefined) await this.writing;
     const snapshot = this.pending;
-    if (snapshot === undefined) return;
+    if (snapshot === undefined) return undefined;
     this.pending = undefined;
+    let failure: Error | undefined;
     this.writing = Promise.resolve()
       .then(() => writeAliasFileAtomic(this.path, snapshot()))
       .catch((error: unknown) => {
+        failure = error instanceof Error ? error : new Error(String(error));
         this.log(`Saving aliases to ${this.path} failed: ${firstLine(error)}`);
         // Still unsaved: the next change or flush() tries again.
         this.pending ??= snapshot;
@@ -226,5 +259,6 @@ export class AliasSaver {
         this.writing = undefined;
       });
     await this.writing;
+    return failure;
   }
 }

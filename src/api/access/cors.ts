@@ -1,18 +1,24 @@
 import { CORS_HEADERS, replyHeadersWith, type ReplyHeaders } from '../http/respond.js';
 
 // Which web pages a browser lets talk to iogate. EVOK answers `*` to
-// everyone; iogate keeps that while there are no tokens (nothing to steal)
-// and otherwise names allowed origins one by one. The same list decides which
-// pages may open a WebSocket, since browsers do not apply CORS to those.
+// everyone; iogate keeps that for reads while there are no tokens and no list
+// (nothing to steal) and otherwise names allowed origins one by one. Only a
+// listed origin (or `*` written in the list) may write from another site or
+// open a WebSocket, since neither a form POST nor an upgrade is held back by
+// CORS in the browser.
 
 export interface CorsPolicy {
   /** Reply headers for a request with this Origin header; undefined = EVOK's `*` (the reply default). */
   replyHeaders(origin: string | undefined): ReplyHeaders | undefined;
-  /** Whether a browser page from this origin may use the API (and the WebSocket). */
+  /** Whether a browser page from this origin is listed: it may write and open a WebSocket from another site. */
   allowsOrigin(origin: string): boolean;
 }
 
-export function createCorsPolicy(corsOrigins: readonly string[]): CorsPolicy {
+/** `openReads`: answer `*` to reads when nothing is listed (EVOK's answer while there are no tokens). */
+export function createCorsPolicy(corsOrigins: readonly string[], openReads = false): CorsPolicy {
+  if (corsOrigins.length === 0 && openReads) {
+    return { replyHeaders: () => undefined, allowsOrigin: () => false };
+  }
   if (corsOrigins.includes('*')) {
     return { replyHeaders: () => undefined, allowsOrigin: () => true };
   }

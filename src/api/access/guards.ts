@@ -1,6 +1,7 @@
 import type { Config, LimitsConfig } from '../../config/types.js';
 import { createAuthorizer, type Authorizer } from './auth.js';
 import { createCorsPolicy, type CorsPolicy } from './cors.js';
+import { createHostCheck, type HostCheck } from './host.js';
 
 // Everything the APIs consult before serving a client, built once from the
 // configuration and handed to each interface (HTTP, WebSocket, metrics).
@@ -9,9 +10,11 @@ export interface ApiGuards {
   auth: Authorizer;
   cors: CorsPolicy;
   limits: LimitsConfig;
+  /** Refuses requests whose Host does not name this machine (DNS rebinding). */
+  host: HostCheck;
 }
 
 export function apiGuards(apis: Config['apis']): ApiGuards {
-  const cors = createCorsPolicy(apis.auth.corsOrigins);
-  return { auth: createAuthorizer(apis.auth, cors.allowsOrigin), cors, limits: apis.limits };
+  const cors = createCorsPolicy(apis.auth.corsOrigins, apis.auth.tokens.length === 0);
+  return { auth: createAuthorizer(apis.auth, cors.allowsOrigin), cors, limits: apis.limits, host: createHostCheck(apis.allowedHosts) };
 }

@@ -1,9 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { RequestError } from '../../errors.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
+import { admitConnections } from './admission.js';
 import { handleBulk } from './bulk.js';
 import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
 import type { ApiGuards } from '../access/guards.js';
+import { crossSiteRefusal, isSafeMethod } from '../access/origin.js';
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
 import { handleRpc } from '../rpc/endpoint.js';
 import { sendError, sendText, useReplyHeaders } from './respond.js';
@@ -36,7 +38,9 @@ export function createHttpServer(ctx: HttpContext): Server {
       }
     },
   );
-  server.maxConnections = limits.maxConnections;
+  // Not server.maxConnections: that turns the newest client away, however
+  // well it behaves; admission lets the connections worth least go instead.
+  admitConnections(server, limits);
   // An idle keep-alive connection holds one of maxConnections; free it soon.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;
@@ -45,6 +49,12 @@ export function createHttpServer(ctx: HttpContext): Server {
 function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): void {
   const corsHeaders = ctx.cors.replyHeaders(req.headers.origin);
   if (corsHeaders !== undefined) useReplyHeaders(res, corsHeaders);
+  const misdirected = ctx.host(req);
+  if (misdirected) throw misdirected;
+  if (!isSafeMethod(req.method)) {
+    const crossSite = crossSiteRefusal(req, ctx.cors.allowsOrigin, 'write');
+    if (crossSite) throw crossSite;
+  }
   const segments = pathSegments(req.url ?? '/');
   // Preflights carry no credentials by design; they reveal nothing and change nothing.
   if (ctx.auth.enabled && req.method !== 'OPTIONS') {

@@ -1,6 +1,7 @@
 import { WebSocket, type RawData } from 'ws';
 import type { Device, DeviceType } from '../../devices/device.js';
 import type { Scope } from '../access/auth.js';
+import { CLOSE_POLICY, CommandQueue, InvalidMessageLimiter, WS_BUDGET, yieldTurn } from './budget.js';
 
 // One WebSocket connection: its push filter and its outbox. The outbox is a
 // set of devices, not a queue of messages: a device that changes again before
@@ -13,14 +14,10 @@ import type { Scope } from '../access/auth.js';
 // that the socket is not read, which makes a client that floods commands wait
 // in TCP instead of in our memory. Reading on while a command waits for the
 // bus is what lets us see the client close, so its write is dropped unsent.
+// What the client may cost beyond that is budgeted in budget.ts.
 
 /** Below this many unsent bytes the client counts as keeping up. */
 const KEEPING_UP_BYTES = 16 * 1024;
-/**
- * A client that sends commands but does not read the replies stops being
- * read from (TCP pushes back on it) once this much is waiting for it.
- */
-const STOP_READING_BYTES = 1024 * 1024;
 /** Frames read ahead while a command runs (each at most the 64 KiB frame limit). */
 const MAX_WAITING_COMMANDS = 4;
 
@@ -41,10 +38,12 @@ export class WsClient {
   /** Types pushed to this client; undefined is EVOK's "default" filter: everything. */
   private filter: ReadonlySet<DeviceType> | undefined;
   private readonly pending = new Set<Device>();
-  /** Frames that arrived while a command ran; `ws` may deliver a few after a pause. */
-  private readonly commands: Array<[RawData, boolean]> = [];
+  /** Frames that arrived while a command ran; `ws` delivers what it had already received after a pause. */
+  private readonly commands = new CommandQueue();
+  private readonly invalid = new InvalidMessageLimiter();
   private runningCommand = false;
-  private repliesBacklogged = false;
+  /** Set once the client was told to go (budget exceeded); nothing more is run for it. */
+  private closing = false;
   /** Cleared by each heartbeat, set again by the peer's pong. */
   alive = true;
   private closedController: AbortController | undefined;
@@ -67,24 +66,67 @@ export class WsClient {
   }
 
   receive(data: RawData, isBinary: boolean): void {
-    this.commands.push([data, isBinary]);
+    if (this.closing) return;
+    if (this.commands.push(data, isBinary) === 'overflow') {
+      this.closeForPolicy('too many commands waiting: read the replies');
+      return;
+    }
     if (!this.runningCommand) void this.runCommands();
     else this.updateReading();
+  }
+
+  /** The command just run failed through the client's fault (bad JSON, unknown circuit …). */
+  noteFailure(): void {
+    this.invalid.failed();
+  }
+
+  /** Commands received and not run yet. */
+  get queuedCommands(): number {
+    return this.commands.length;
   }
 
   private async runCommands(): Promise<void> {
     this.runningCommand = true;
     this.updateReading();
-    for (let next = this.commands.shift(); next; next = this.commands.shift()) {
-      await this.runCommand(this, next[0], next[1]);
+    let thisTurn = 0;
+    while (!this.closing && !this.backlogged()) {
+      const next = this.commands.shift();
+      if (!next) break;
+      const verdict = this.invalid.admit();
+      if (verdict === 'close') {
+        this.closeForPolicy('too many invalid messages');
+        break;
+      }
+      if (verdict === 'allowed') await this.runCommand(this, next[0], next[1]);
+      if (++thisTurn >= WS_BUDGET.COMMANDS_PER_TURN) {
+        thisTurn = 0;
+        await yieldTurn();
+      }
     }
     this.runningCommand = false;
     this.updateReading();
   }
 
+  /** Replies and pushes waiting for the client past its budget: commands wait until it reads. */
+  private backlogged(): boolean {
+    return this.socket.bufferedAmount > WS_BUDGET.REPLY_BACKLOG_BYTES;
+  }
+
+  private closeForPolicy(reason: string): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.commands.clear();
+    this.pending.clear();
+    if (this.socket.readyState !== WebSocket.OPEN) return;
+    this.socket.close(CLOSE_POLICY, reason);
+    // A client that does not read will not answer the close handshake either.
+    setTimeout(() => this.socket.terminate(), WS_BUDGET.CLOSE_GRACE_MS).unref();
+  }
+
   private updateReading(): void {
     if (this.socket.readyState !== WebSocket.OPEN) return;
-    const hold = (this.runningCommand && this.commands.length >= MAX_WAITING_COMMANDS) || this.repliesBacklogged;
+    const hold = this.closing || this.backlogged()
+      || (this.runningCommand ? this.commands.length >= MAX_WAITING_COMMANDS : this.commands.length > 0);
     if (hold && !this.socket.isPaused) this.socket.pause();
     else if (!hold && this.socket.isPaused) this.socket.resume();
   }
@@ -104,7 +146,7 @@ export class WsClient {
   }
 
   push(batch: OutgoingBatch): void {
-    if (this.socket.readyState !== WebSocket.OPEN) return;
+    if (this.socket.readyState !== WebSocket.OPEN || this.closing) return;
     const { filter } = this;
     if (!filter && this.pending.size === 0 && this.keepingUp()) {
       this.send(batch.message());
@@ -114,14 +156,10 @@ export class WsClient {
     this.flush();
   }
 
-  /** Answer a command; replies are few and follow the client's own requests. */
+  /** Answer a command; commands run only while the client is within its reply budget. */
   reply(text: string): void {
-    if (this.socket.readyState !== WebSocket.OPEN) return;
+    if (this.socket.readyState !== WebSocket.OPEN || this.closing) return;
     this.send(text);
-    if (this.socket.bufferedAmount > STOP_READING_BYTES) {
-      this.repliesBacklogged = true;
-      this.updateReading();
-    }
   }
 
   private keepingUp(): boolean {
@@ -146,10 +184,10 @@ export class WsClient {
   }
 
   private readonly afterSend = (error?: Error): void => {
-    if (error || !this.keepingUp()) return;
-    if (this.repliesBacklogged) {
-      this.repliesBacklogged = false;
-      this.updateReading();
+    if (error || !this.keepingUp() || this.closing) return;
+    if (!this.runningCommand) {
+      if (this.commands.length > 0) void this.runCommands();
+      else this.updateReading();
     }
     this.flush();
   };

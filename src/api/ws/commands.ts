@@ -54,6 +54,7 @@ export async function runCommand(ctx: WsCommandContext, client: WsClient, data: 
         throw new RequestError(400, 'UnknownCommand', `unknown command ${JSON.stringify(message['cmd'])} (all, filter, full, set)`);
     }
   } catch (error) {
+    if (error instanceof RequestError && error.status < 500) client.noteFailure();
     client.reply(
       error instanceof RequestError
         ? errorBody(error.kind, error.message)

@@ -4,20 +4,19 @@ import { STATUS_CODES } from 'node:http';
 import { RequestError } from '../../errors.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
 import type { ApiGuards } from '../access/guards.js';
+import { crossSiteRefusal } from '../access/origin.js';
 import { errorBody } from '../http/respond.js';
 
 // The checks a WebSocket upgrade passes before it becomes a connection:
-// browser origin, credentials, client count. Browsers do not apply CORS to
+// Host, browser origin, credentials, client count. Browsers do not apply CORS to
 // WebSockets, so without the origin check any page open in a browser on the
 // controller's network could drive the outputs through a loopback client.
 
 export type UpgradeDecision = { admitted: true; scope: Scope } | { admitted: false; error: RequestError };
 
 export function admitUpgrade(req: IncomingMessage, guards: ApiGuards, openClients: number): UpgradeDecision {
-  const origin = req.headers.origin;
-  if (origin !== undefined && !guards.cors.allowsOrigin(origin)) {
-    return { admitted: false, error: new RequestError(403, 'Forbidden', `pages from ${origin} may not open a WebSocket here (apis.auth.cors_origins)`) };
-  }
+  const refused = guards.host(req) ?? crossSiteRefusal(req, guards.cors.allowsOrigin, 'open a WebSocket');
+  if (refused) return { admitted: false, error: refused };
   // Browsers cannot set headers on an upgrade, hence the `?token=` fallback here.
   const grant = guards.auth.scopeOf(req, { allowQueryToken: true });
   if (grant.scope === 'none') return { admitted: false, error: grant.error };

@@ -4,6 +4,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../../log.js';
 import type { Scope } from '../access/auth.js';
 import type { ApiGuards } from '../access/guards.js';
+import { markUpgraded } from '../http/admission.js';
 import { pathSegments } from '../http/server.js';
 import { runCommand, type WsCommandContext } from './commands.js';
 import { OutgoingBatch, WsClient } from './client.js';
@@ -54,6 +55,7 @@ export function attachWebSocket(
   };
 
   const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
+    markUpgraded(socket);
     if (!isWebSocketPath(req.url ?? '/')) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;

@@ -1,5 +1,5 @@
 import type { AoFeature } from '../../boards/model.js';
-import { channelMode, checkModeWrite } from './mode.js';
+import { channelMode, checkModeRange, checkModeWrite } from './mode.js';
 import { round } from '../digital/bits.js';
 import type { DeviceState } from '../device.js';
 import { decimal, oneOf, type FieldSpec } from '../fields.js';
@@ -28,7 +28,8 @@ export class AnalogOutput extends SlaveDevice<AoWrite> {
     private readonly index: number,
   ) {
     super(circuit, slave);
-    this.writeSpec = { value: decimal(0, Number.MAX_VALUE), mode: oneOf(Object.keys(feature.modes)) };
+    // The DAC's own ceiling; the active mode's range narrows it (checkWrite).
+    this.writeSpec = { value: decimal(0, MAX_STEP * VOLTS_PER_STEP), mode: oneOf(Object.keys(feature.modes)) };
   }
 
   registers(): Array<{ space: 'holding'; address: number }> {
@@ -62,6 +63,10 @@ export class AnalogOutput extends SlaveDevice<AoWrite> {
     const action = super.prepareWrite(raw);
     checkModeWrite(raw['mode'], this.feature, this.mode(), 'output');
     return action;
+  }
+
+  protected override checkWrite(params: Partial<AoWrite>): void {
+    checkModeRange(params.value, this.feature.modes, params.mode ?? this.mode());
   }
 
   protected async apply(params: Partial<AoWrite>): Promise<void> {

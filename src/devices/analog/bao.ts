@@ -1,5 +1,6 @@
 import type { AnalogMode, BaoFeature } from '../../boards/model.js';
 import { float32, float32Words, round } from '../digital/bits.js';
+import { checkModeRange } from './mode.js';
 import type { DeviceState } from '../device.js';
 import { ValidationError, decimal, oneOf, type FieldSpec } from '../fields.js';
 import { SlaveDevice } from '../slave/slave-device.js';
@@ -23,7 +24,8 @@ interface BaoWrite {
 export class BrainAnalogOutput extends SlaveDevice<BaoWrite> {
   readonly type = 'ao' as const;
   protected readonly writeSpec: FieldSpec<BaoWrite> = {
-    value: decimal(0, Number.MAX_VALUE),
+    // The widest mode's range; the mode the value is written in narrows it (checkWrite).
+    value: decimal(0, Math.max(...Object.values(MODES).map((mode) => mode.range![1]))),
     mode: oneOf(Object.keys(MODES)),
   };
 
@@ -72,6 +74,10 @@ export class BrainAnalogOutput extends SlaveDevice<BaoWrite> {
       throw new ValidationError('mode: this output has no mode register and is voltage only');
     }
     return action;
+  }
+
+  protected override checkWrite(params: Partial<BaoWrite>): void {
+    checkModeRange(params.value, MODES, params.mode ?? this.mode());
   }
 
   protected async apply(params: Partial<BaoWrite>): Promise<void> {

@@ -51,3 +51,23 @@ export function channelMode(
   const { modes, mode_reg } = channel;
   return activeMode(modes, mode_reg === undefined ? undefined : cache.get('holding', mode_reg + index));
 }
+
+/**
+ * A set point must lie in the range the channel advertises for the mode it is
+ * written in (the mode written with it, or the active one): a value outside
+ * would be clamped or, as a float32, become infinite, and still be answered
+ * as a success.
+ */
+export function checkModeRange(
+  value: number | undefined,
+  modes: Readonly<Record<string, AnalogMode>>,
+  mode: string | null | undefined,
+): void {
+  if (value === undefined || mode === null || mode === undefined) return;
+  const range = modes[mode]?.range;
+  if (range === undefined) return;
+  const [min, max] = range;
+  if (value < min || value > max) {
+    throw new ValidationError(`value: ${value} is outside ${min}..${max}${modes[mode]!.unit ? ` ${modes[mode]!.unit}` : ''}, the range of mode ${mode}`);
+  }
+}

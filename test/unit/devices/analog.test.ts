@@ -89,8 +89,9 @@ describe('ao (extension, 12-bit)', () => {
     const { body } = await postForm(url('/rest/ao/2_02'), { value: '1.5' });
     assert.equal(body.result?.value, 1.5);
     assert.equal(extension().get('holding', 3), 600);
-    await postJson(url('/json/analogoutput/2_02'), { value: 12 });
-    assert.equal(extension().get('holding', 3), 4095, 'clamped to the DAC range');
+    const above = await postJson(url('/json/analogoutput/2_02'), { value: 12 });
+    assert.equal(above.status, 400, 'outside the advertised 0..10 V, refused rather than clamped');
+    assert.equal(extension().get('holding', 3), 600);
   });
 
   test('negative or non-numeric values are 400', async () => {

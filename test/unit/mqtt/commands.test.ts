@@ -129,6 +129,16 @@ describe('refused commands are answered too', () => {
     assert.equal(gateway.board.get('holding', DO_REGISTER), before);
   });
 
+  test('analog set points outside the advertised range, with nothing written', async () => {
+    const before = [gateway.board.get('holding', 3000), gateway.board.get('holding', 3001)];
+    for (const payload of ['{"value": 1e308}', '{"value": 10.5}', '{"value": "Infinity"}', '{"value": -1}']) {
+      const ack = await command('ao/1_01', payload);
+      assert.equal(ack.success, false, payload);
+      assert.ok(ack.errors.ValidationError, payload);
+    }
+    assert.deepEqual([gateway.board.get('holding', 3000), gateway.board.get('holding', 3001)], before);
+  });
+
   test('a retained command met on (re)subscribing is not carried out', async () => {
     // Brokers clear the retain flag when they forward live messages, so only
     // replays of stored commands are marked: a second gateway meets one at start.

@@ -137,7 +137,9 @@ describe('tokens with the default loopback exemption', () => {
 
   test('a browser page from an unlisted origin gets no loopback exemption', async () => {
     const headers = { ...FORM, Origin: 'http://evil.example' };
-    assertEnvelope(await httpCall(daemon.baseUrl, '/rest/do/1_03', { method: 'POST', headers, body: 'value=0' }), 401, 'Unauthorized');
+    assertEnvelope(await httpCall(daemon.baseUrl, '/rest/di/1_01', { headers }), 401, 'Unauthorized');
+    // A write from another site is refused before credentials are even looked at.
+    assertEnvelope(await httpCall(daemon.baseUrl, '/rest/do/1_03', { method: 'POST', headers, body: 'value=0' }), 403, 'Forbidden');
     const listed = await httpCall(daemon.baseUrl, '/rest/do/1_03', { method: 'POST', headers: { ...FORM, Origin: 'https://panel.example' }, body: 'value=0' });
     assert.equal(listed.status, 200, listed.text);
   });
@@ -155,10 +157,15 @@ describe('no tokens configured: EVOK-compatible', () => {
     assert.equal(await daemon.stop(), 0);
   });
 
-  test('reads and writes need no token, from any origin', async () => {
-    assert.equal((await httpCall(daemon.baseUrl, '/rest/di/1_01')).status, 200);
-    const write = await httpCall(daemon.baseUrl, '/rest/do/1_04', { method: 'POST', headers: { ...FORM, Origin: 'http://anywhere.example' }, body: 'value=1' });
+  test('reads and writes need no token; reads from any origin, writes from this site or none', async () => {
+    const read = await httpCall(daemon.baseUrl, '/rest/di/1_01', { headers: { Origin: 'http://anywhere.example' } });
+    assert.equal(read.status, 200);
+    assert.equal(read.headers['access-control-allow-origin'], '*');
+    const write = await httpCall(daemon.baseUrl, '/rest/do/1_04', { method: 'POST', headers: FORM, body: 'value=1' });
     assert.equal(write.status, 200, write.text);
-    assert.equal(write.headers['access-control-allow-origin'], '*');
+    const sameSite = await httpCall(daemon.baseUrl, '/rest/do/1_04', { method: 'POST', headers: { ...FORM, Origin: daemon.baseUrl }, body: 'value=1' });
+    assert.equal(sameSite.status, 200, sameSite.text);
+    const crossSite = await httpCall(daemon.baseUrl, '/rest/do/1_04', { method: 'POST', headers: { ...FORM, Origin: 'http://anywhere.example' }, body: 'value=1' });
+    assertEnvelope(crossSite, 403, 'Forbidden');
   });
 });

@@ -12,8 +12,8 @@ import { RequestError } from '../../../src/errors.js';
 const LIMITS = { maxConnections: 256, maxWebSocketClients: 2, maxWebSocketMessageBytes: 65536, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
 
 function guards(auth: Partial<Config['apis']['auth']>) {
-  const full = { tokens: [], allowAnonymous: false, loopbackAnonymous: true, corsOrigins: ['*'], ...auth };
-  return apiGuards({ auth: full, limits: LIMITS } as unknown as Config['apis']);
+  const full = { tokens: [], allowAnonymous: false, loopbackAnonymous: true, corsOrigins: [], ...auth };
+  return apiGuards({ auth: full, limits: LIMITS, allowedHosts: [] } as unknown as Config['apis']);
 }
 
 function upgrade(url: string, headers: Record<string, string> = {}, remoteAddress = '10.1.2.3'): IncomingMessage {
@@ -25,9 +25,22 @@ const TOKENS = [
   { name: 'scada', token: 'ws-write-token', scope: 'write' as const },
 ];
 
-test('without tokens any client and origin is admitted with write scope, as EVOK', () => {
+test('without tokens any client is admitted with write scope, as EVOK, but pages only from this site', () => {
   const open = guards({});
-  assert.deepEqual(admitUpgrade(upgrade('/ws', { origin: 'http://any.example' }), open, 0), { admitted: true, scope: 'write' });
+  assert.deepEqual(admitUpgrade(upgrade('/ws'), open, 0), { admitted: true, scope: 'write' });
+  const sameSite = upgrade('/ws', { origin: 'http://localhost', host: 'localhost:80' });
+  assert.deepEqual(admitUpgrade(sameSite, open, 0), { admitted: true, scope: 'write' });
+  const crossSite = admitUpgrade(upgrade('/ws', { origin: 'http://any.example', host: 'localhost:8080' }), open, 0);
+  assert.equal(!crossSite.admitted && crossSite.error.status, 403);
+  const listed = guards({ corsOrigins: ['http://any.example'] });
+  assert.deepEqual(admitUpgrade(upgrade('/ws', { origin: 'http://any.example', host: 'localhost:8080' }), listed, 0), { admitted: true, scope: 'write' });
+});
+
+test('an upgrade naming a foreign Host is refused with 421 (DNS rebinding)', () => {
+  const decision = admitUpgrade(upgrade('/ws', { host: 'attacker.example:8080' }), guards({}), 0);
+  assert.equal(!decision.admitted && decision.error.status, 421);
+  const allowed = guards({});
+  assert.equal(admitUpgrade(upgrade('/ws', { host: '127.0.0.1:8080' }), allowed, 0).admitted, true);
 });
 
 test('tokens by header or query decide the scope; none or a wrong one is 401', () => {

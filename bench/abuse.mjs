@@ -1,0 +1,330 @@
+#!/usr/bin/env node
+// Abuse benchmark: hostile and broken clients against the built daemon
+// (dist/iogate.js with the service unit's Node options, default limits,
+// bench/config.yaml with the WebSocket on),
+// while a normal loopback client, in a process of its own, sends one GET
+// every few milliseconds on a fresh connection (as curl or a script would).
+// For each attack: the share of the normal client's requests answered 200,
+// its p50/p99 against a quiet baseline from the same run, and the daemon's
+// peak RSS against its quiet peak.
+//
+//   node build.mjs && node bench/abuse.mjs
+//
+// Environment: ABUSE_DURATION (seconds per phase, default 8), ABUSE_ONLY
+// (comma-separated attack names). Results go to bench/results/abuse.md and
+// abuse.json. Everything targets 127.0.0.1 only.
+
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { serviceNodeOptions } from './service-options.mjs';
+
+const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
+const BUNDLE = fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
+const RESULTS = join(BENCH_DIR, 'results');
+const DURATION_S = Number(process.env.ABUSE_DURATION ?? 8);
+/** The normal client's pace: one request, then this pause. */
+const NORMAL_PAUSE_MS = 10;
+const NORMAL_TIMEOUT_MS = 5000;
+const NEEDED_FDS = 24_000;
+
+// ------------------------------------------------------------ normal client
+
+/** Runs in a child process so the attackers' work in this one does not colour its timings. */
+async function normalClient(port, seconds) {
+  const latencies = [];
+  let sent = 0;
+  let served = 0;
+  const failures = {};
+  const end = performance.now() + seconds * 1000;
+  while (performance.now() < end) {
+    sent++;
+    const started = performance.now();
+    const outcome = await new Promise((resolve) => {
+      const req = request({ host: '127.0.0.1', port, path: '/rest/di/1_01', agent: false, timeout: NORMAL_TIMEOUT_MS }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode === 200 ? 'ok' : `status ${res.statusCode}`));
+        res.on('error', (error) => resolve(error.code ?? error.message));
+      });
+      req.on('timeout', () => req.destroy(Object.assign(new Error('timeout'), { code: 'timeout' })));
+      req.on('error', (error) => resolve(error.code ?? error.message));
+      req.end();
+    });
+    if (outcome === 'ok') {
+      served++;
+      latencies.push(performance.now() - started);
+    } else {
+      failures[outcome] = (failures[outcome] ?? 0) + 1;
+    }
+    await sleep(NORMAL_PAUSE_MS);
+  }
+  latencies.sort((a, b) => a - b);
+  const at = (q) => (latencies.length ? latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] : null);
+  process.stdout.write(JSON.stringify({ sent, served, p50: at(0.5), p99: at(0.99), max: latencies.at(-1) ?? null, failures }));
+}
+
+function runNormalClient(port, seconds) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--normal-client', String(port), String(seconds)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let text = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (text += chunk));
+  return once(child, 'exit').then(() => JSON.parse(text));
+}
+
+// ------------------------------------------------------------ daemon
+
+function rssMb(pid) {
+  return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+}
+
+async function startDaemon(config) {
+  const nodeArgs = process.env.ABUSE_DAEMON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
+  const child = spawn(process.execPath, [...serviceNodeOptions(), ...nodeArgs, BUNDLE, '--config', config, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let output = '';
+  const port = await new Promise((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (chunk) => {
+      output += chunk;
+      const match = /listening on http:\/\/[^\s]*:(\d+)/.exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`daemon exited with ${code}:\n${output}`)));
+  });
+  child.stderr.resume();
+  // Let the first scans settle before anything is measured.
+  await sleep(1000);
+  let peak = rssMb(child.pid);
+  const sampler = setInterval(() => {
+    try {
+      peak = Math.max(peak, rssMb(child.pid));
+    } catch {
+      // exited
+    }
+  }, 50);
+  return {
+    port,
+    pid: child.pid,
+    peakRss: () => peak,
+    alive: () => child.exitCode === null && child.signalCode === null,
+    async stop() {
+      clearInterval(sampler);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    },
+  };
+}
+
+// ------------------------------------------------------------ attacks
+
+/** Keeps `count` raw sockets alive: `setup` starts each, `tick` runs every `tickMs`; a closed one is replaced. */
+function socketSwarm(port, count, { setup, tick, tickMs, reconnectMs = 100 }) {
+  const sockets = new Set();
+  let stopped = false;
+  let opened = 0;
+  const open = () => {
+    if (stopped) return;
+    const socket = connect({ port, host: '127.0.0.1' });
+    opened++;
+    socket.on('error', () => undefined);
+    socket.on('data', () => undefined);
+    socket.once('connect', () => setup(socket));
+    socket.once('close', () => {
+      sockets.delete(socket);
+      if (!stopped) setTimeout(open, reconnectMs).unref();
+    });
+    sockets.add(socket);
+  };
+  // Opened in slices so the listen backlog is not the first thing to overflow.
+  let started = 0;
+  const starter = setInterval(() => {
+    for (let i = 0; i < 200 && started < count; i++, started++) open();
+    if (started >= count) clearInterval(starter);
+  }, 20);
+  const ticker = tick ? setInterval(() => sockets.forEach((socket) => socket.writable && tick(socket)), tickMs) : undefined;
+  return {
+    stats: () => ({ open: sockets.size, opened }),
+    stop() {
+      stopped = true;
+      clearInterval(starter);
+      clearInterval(ticker);
+      for (const socket of sockets) socket.destroy();
+    },
+  };
+}
+
+/** WebSocket clients that keep reconnecting; `start` drives each. */
+function wsSwarm(port, count, start) {
+  const clients = new Set();
+  let stopped = false;
+  let opened = 0;
+  const closes = {};
+  const open = () => {
+    if (stopped) return;
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`);
+    opened++;
+    clients.add(ws);
+    ws.on('error', () => undefined);
+    ws.once('open', () => start(ws));
+    ws.once('close', (code) => {
+      closes[code] = (closes[code] ?? 0) + 1;
+      clients.delete(ws);
+      if (!stopped) setTimeout(open, 200).unref();
+    });
+  };
+  for (let i = 0; i < count; i++) open();
+  return {
+    stats: () => ({ open: clients.size, opened, closes }),
+    stop() {
+      stopped = true;
+      for (const ws of clients) ws.terminate();
+    },
+  };
+}
+
+const ATTACKS = {
+  'ws-all-flood': {
+    label: '8 WebSocket clients write `all` commands and never read',
+    start: (port) =>
+      wsSwarm(port, 8, (ws) => {
+        ws._socket.pause(); // never reads a reply
+        let n = 0;
+        const pump = () => {
+          if (ws.readyState !== WebSocket.OPEN) return;
+          // 64 KB of distinct `all` commands, then more whenever the socket takes them.
+          for (let bytes = 0; bytes < 64 * 1024; n++) {
+            const frame = `{"cmd":"all","n":${n}}`;
+            ws.send(frame);
+            bytes += frame.length;
+          }
+          if (ws._socket.writableLength < 1024 * 1024) setTimeout(pump, 100).unref();
+          else ws._socket.once('drain', pump);
+        };
+        pump();
+      }),
+  },
+  'ws-bad-flood': {
+    label: '4 WebSocket clients flood bad JSON and `set` for unknown circuits',
+    start: (port) =>
+      wsSwarm(port, 4, (ws) => {
+        let n = 0;
+        const pump = () => {
+          if (ws.readyState !== WebSocket.OPEN) return;
+          for (let i = 0; i < 500; i++, n++) ws.send(n % 2 ? `{"cmd":"set","dev":"relay","circuit":"9_${n}","value":1}` : '{"cmd": bad json');
+          if (ws.bufferedAmount < 256 * 1024) setImmediate(pump);
+          else setTimeout(pump, 5).unref();
+        };
+        pump();
+      }),
+  },
+  slowloris: {
+    label: '1,000 sockets sending their headers a byte at a time',
+    start: (port) =>
+      socketSwarm(port, 1000, {
+        // A valid start, then one more byte of a header value per second: never a complete head.
+        setup: (socket) => socket.write('GET /rest/all HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: '),
+        tick: (socket) => socket.write('x'),
+        tickMs: 1000,
+      }),
+  },
+  'endless-bodies': {
+    label: '300 POSTs with chunked bodies that never end',
+    start: (port) =>
+      socketSwarm(port, 300, {
+        setup: (socket) =>
+          socket.write('POST /rest/do/1_01 HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nv\r\n'),
+        tick: (socket) => socket.write('1\r\na\r\n'),
+        tickMs: 1000,
+      }),
+  },
+  'idle-keepalive': {
+    label: '10,000 idle keep-alive connections',
+    start: (port) =>
+      socketSwarm(port, 10_000, {
+        setup: (socket) => socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
+        reconnectMs: 500,
+      }),
+  },
+};
+
+// ------------------------------------------------------------ main
+
+function ensureDescriptors() {
+  const soft = Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim());
+  if (soft >= NEEDED_FDS || process.env.ABUSE_FDS_RAISED) return;
+  const hard = execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim();
+  const target = hard === 'unlimited' ? NEEDED_FDS : Math.min(NEEDED_FDS, Number(hard));
+  console.error(`raising the descriptor limit from ${soft} to ${target} (10,000 idle connections need them)`);
+  const child = spawn('sh', ['-c', `ulimit -n ${target} && exec "$0" "$@"`, process.execPath, ...process.argv.slice(1)], {
+    stdio: 'inherit',
+    env: { ...process.env, ABUSE_FDS_RAISED: '1' },
+  });
+  child.on('exit', (code) => process.exit(code ?? 1));
+  return true;
+}
+
+const fmt = (value, digits = 1) => (value === null || value === undefined ? '–' : value.toFixed(digits));
+
+async function main() {
+  if (ensureDescriptors()) return;
+  const work = mkdtempSync(join(tmpdir(), 'iogate-abuse-'));
+  const config = join(work, 'config.yaml');
+  writeFileSync(config, `${readFileSync(join(BENCH_DIR, 'config.yaml'), 'utf8')}\napis:\n  websocket:\n    enabled: true\n`);
+  const only = process.env.ABUSE_ONLY?.split(',');
+
+  console.error(`quiet baseline (${DURATION_S} s)`);
+  const quietDaemon = await startDaemon(config);
+  const quiet = await runNormalClient(quietDaemon.port, DURATION_S);
+  quiet.peakRss = quietDaemon.peakRss();
+  await quietDaemon.stop();
+
+  const rows = [];
+  for (const [name, attack] of Object.entries(ATTACKS)) {
+    if (only && !only.includes(name)) continue;
+    console.error(`${name}: ${attack.label} (${DURATION_S} s)`);
+    const daemon = await startDaemon(config);
+    const swarm = attack.start(daemon.port);
+    await sleep(1500); // the attack reaches full strength before measuring
+    const normal = await runNormalClient(daemon.port, DURATION_S);
+    const attackers = swarm.stats();
+    swarm.stop();
+    const alive = daemon.alive();
+    normal.peakRss = daemon.peakRss();
+    await daemon.stop();
+    rows.push({ name, label: attack.label, normal, attackers, alive });
+    console.error(`  served ${normal.served}/${normal.sent}, p99 ${fmt(normal.p99, 2)} ms, peak RSS ${fmt(normal.peakRss)} MB, attackers ${JSON.stringify(attackers)}`);
+  }
+
+  const lines = [
+    `Quiet baseline: ${quiet.served}/${quiet.sent} served, p50 ${fmt(quiet.p50, 2)} ms, p99 ${fmt(quiet.p99, 2)} ms, peak RSS ${fmt(quiet.peakRss)} MB.`,
+    '',
+    '| attack | normal client served | p50 ms | p99 ms | p99 / quiet | peak RSS MB | RSS / quiet | verdict |',
+    '|---|---:|---:|---:|---:|---:|---:|---|',
+  ];
+  for (const { label, normal, alive } of rows) {
+    const share = normal.sent ? (100 * normal.served) / normal.sent : 0;
+    const p99Ratio = normal.p99 && quiet.p99 ? normal.p99 / quiet.p99 : null;
+    const rssRatio = normal.peakRss / quiet.peakRss;
+    const pass = alive && share >= 99 && p99Ratio !== null && p99Ratio <= 10 && rssRatio <= 1.5;
+    lines.push(
+      `| ${label} | ${fmt(share, 1)} % (${normal.served}/${normal.sent}) | ${fmt(normal.p50, 2)} | ${fmt(normal.p99, 2)} | ${fmt(p99Ratio, 2)}× | ${fmt(normal.peakRss)} | ${fmt(rssRatio, 2)}× | ${pass ? 'pass' : '**miss**'} |`,
+    );
+  }
+  const table = lines.join('\n');
+  console.log(table);
+  writeFileSync(join(RESULTS, 'abuse.md'), `${table}\n`);
+  writeFileSync(join(RESULTS, 'abuse.json'), `${JSON.stringify({ durationS: DURATION_S, quiet, rows }, null, 2)}\n`);
+}
+
+if (process.argv[2] === '--normal-client') {
+  await normalClient(Number(process.argv[3]), Number(process.argv[4]));
+} else {
+  await main();
+}

@@ -1,0 +1,129 @@
+import type { RawData } from 'ws';
+
+// What one WebSocket client may cost the daemon. A client is served while it
+// reads what it is sent; one that sends commands and never reads, or floods
+// messages that fail, must not grow the daemon's memory or hold the event
+// loop, and after a while it is shown the door.
+//
+// - Commands wait in a queue bounded in count and bytes. While more than
+//   REPLY_BACKLOG_BYTES are waiting to go out to the client, no command runs
+//   and the socket is not read: the rest waits in TCP, on the client's side.
+//   A command identical to the one queued just before it is dropped (its
+//   reply would be the same, or the same write done twice). A client that
+//   still overflows the queue is closed with 1008.
+// - At most COMMANDS_PER_TURN commands run before the client yields the event
+//   loop (setImmediate), so HTTP requests and other clients are served in
+//   between however many commands one client has sent.
+// - Messages that fail (bad JSON, unknown command, unknown circuit, …) draw
+//   on a token bucket. Occasional garbage never empties it; a client that
+//   keeps failing finds its messages dropped unread while the bucket is empty,
+//   and one that goes on regardless is closed with 1008.
+
+export const WS_BUDGET = {
+  /** Replies and pushes waiting in the socket for the client; above this, commands wait and reading stops. */
+  REPLY_BACKLOG_BYTES: 256 * 1024,
+  /** Commands received but not run yet. */
+  MAX_QUEUED_COMMANDS: 512,
+  MAX_QUEUED_BYTES: 512 * 1024,
+  COMMANDS_PER_TURN: 16,
+  /** Failed messages allowed in a burst, and refilled per second. */
+  INVALID_BURST: 32,
+  INVALID_PER_SECOND: 16,
+  /** Messages dropped while the bucket was empty before the client is closed. */
+  INVALID_STRIKES: 256,
+  /** A closing client that does not answer the close handshake is cut off after this. */
+  CLOSE_GRACE_MS: 1000,
+} as const;
+
+/** RFC 6455 "policy violation". */
+export const CLOSE_POLICY = 1008;
+
+function sizeOf(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
+}
+
+function sameFrame(a: RawData, b: RawData): boolean {
+  if (!Buffer.isBuffer(a) || !Buffer.isBuffer(b)) return false;
+  return a.length === b.length && a.equals(b);
+}
+
+export type Enqueued = 'queued' | 'coalesced' | 'overflow';
+
+/** Frames waiting to be run, bounded in count and bytes. */
+export class CommandQueue {
+  private readonly frames: Array<[RawData, boolean]> = [];
+  private head = 0;
+  private bytes = 0;
+
+  get length(): number {
+    return this.frames.length - this.head;
+  }
+
+  push(data: RawData, isBinary: boolean): Enqueued {
+    const last = this.length > 0 ? this.frames[this.frames.length - 1]! : undefined;
+    if (last && last[1] === isBinary && sameFrame(last[0], data)) return 'coalesced';
+    const size = sizeOf(data);
+    if (this.length >= WS_BUDGET.MAX_QUEUED_COMMANDS || this.bytes + size > WS_BUDGET.MAX_QUEUED_BYTES) return 'overflow';
+    this.frames.push([data, isBinary]);
+    this.bytes += size;
+    return 'queued';
+  }
+
+  shift(): [RawData, boolean] | undefined {
+    if (this.head >= this.frames.length) return undefined;
+    const next = this.frames[this.head]!;
+    this.frames[this.head++] = undefined as never;
+    this.bytes -= sizeOf(next[0]);
+    // Compact once the consumed prefix dominates, so shifting stays O(1) amortised.
+    if (this.head > 64 && this.head * 2 > this.frames.length) {
+      this.frames.splice(0, this.head);
+      this.head = 0;
+    }
+    return next;
+  }
+
+  clear(): void {
+    this.frames.length = 0;
+    this.head = 0;
+    this.bytes = 0;
+  }
+}
+
+export type InvalidVerdict = 'allowed' | 'drop' | 'close';
+
+/** Token bucket for failed messages: cheap to ask, fair to a client that errs now and then. */
+export class InvalidMessageLimiter {
+  private tokens: number = WS_BUDGET.INVALID_BURST;
+  private refilledAt: number;
+  private strikes = 0;
+
+  constructor(private readonly now: () => number = Date.now) {
+    this.refilledAt = now();
+  }
+
+  private refill(): void {
+    const now = this.now();
+    const gained = ((now - this.refilledAt) / 1000) * WS_BUDGET.INVALID_PER_SECOND;
+    if (gained <= 0) return;
+    this.tokens = Math.min(WS_BUDGET.INVALID_BURST, this.tokens + gained);
+    this.refilledAt = now;
+  }
+
+  /** Whether the next message may be looked at at all; an empty bucket means it is dropped unread. */
+  admit(): InvalidVerdict {
+    this.refill();
+    if (this.tokens >= 1) return 'allowed';
+    return ++this.strikes >= WS_BUDGET.INVALID_STRIKES ? 'close' : 'drop';
+  }
+
+  /** A message failed: it costs one token. */
+  failed(): void {
+    this.tokens = Math.max(0, this.tokens - 1);
+  }
+}
+
+/** Yields the event loop so sockets, timers and other clients get their turn. */
+export function yieldTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import type { Socket } from 'node:net';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import WebSocket from 'ws';
+import { CommandQueue, InvalidMessageLimiter, WS_BUDGET } from '../../../src/api/ws/budget.js';
+import type { WsClient } from '../../../src/api/ws/client.js';
+import { httpCall } from '../../helpers/http-call.js';
+import { startGate, until, type Gate } from '../../helpers/in-process.js';
+import { connect } from '../../helpers/ws-client.js';
+
+// One WebSocket client cannot take the daemon down: a client that floods
+// commands and never reads costs bounded memory and is closed past a limit;
+// one that floods garbage is throttled and closed; a normal HTTP client keeps
+// being served meanwhile. Asserted by counts and states, never by time.
+
+function rawSocket(ws: WebSocket): Socket {
+  return (ws as unknown as { _socket: Socket })._socket;
+}
+
+async function openRaw(gate: Gate): Promise<{ ws: WebSocket; server: WsClient }> {
+  const before = new Set(gate.ws!.clients);
+  const ws = new WebSocket(gate.wsUrl);
+  await once(ws, 'open');
+  await until(() => gate.ws!.clients.size > before.size, 'the server to register the client');
+  return { ws, server: [...gate.ws!.clients].find((client) => !before.has(client))! };
+}
+
+/** `count` sequential GETs from a normal client; resolves with how many got a 200. */
+async function normalClient(gate: Gate, count: number): Promise<number> {
+  let ok = 0;
+  for (let i = 0; i < count; i++) {
+    const reply = await httpCall(gate.baseUrl, '/rest/di/1_01');
+    if (reply.status === 200) ok++;
+  }
+  return ok;
+}
+
+test('the command queue coalesces repeats and refuses past its bounds', () => {
+  const queue = new CommandQueue();
+  const all = Buffer.from('{"cmd":"all"}');
+  assert.equal(queue.push(all, false), 'queued');
+  assert.equal(queue.push(Buffer.from('{"cmd":"all"}'), false), 'coalesced');
+  let verdict = 'queued';
+  for (let i = 0; verdict === 'queued'; i++) verdict = queue.push(Buffer.from(`{"cmd":"all","n":${i}}`), false);
+  assert.equal(verdict, 'overflow');
+  assert.equal(queue.length, WS_BUDGET.MAX_QUEUED_COMMANDS);
+  for (let i = 0; i < WS_BUDGET.MAX_QUEUED_COMMANDS; i++) assert.ok(queue.shift());
+  assert.equal(queue.shift(), undefined);
+  assert.equal(queue.push(Buffer.alloc(WS_BUDGET.MAX_QUEUED_BYTES + 1), false), 'overflow', 'bytes are bounded too');
+});
+
+test('the invalid-message bucket forgives now and then, drops a flood, then closes', () => {
+  let now = 0;
+  const limiter = new InvalidMessageLimiter(() => now);
+  // Occasional garbage, one bad message a second for an hour: never dropped.
+  for (let i = 0; i < 3600; i++, now += 1000) {
+    assert.equal(limiter.admit(), 'allowed');
+    limiter.failed();
+  }
+  const verdicts = new Map<string, number>();
+  for (let i = 0; i < 10_000; i++) {
+    const verdict = limiter.admit();
+    verdicts.set(verdict, (verdicts.get(verdict) ?? 0) + 1);
+    if (verdict === 'close') break;
+    if (verdict === 'allowed') limiter.failed();
+  }
+  assert.equal(verdicts.get('allowed'), WS_BUDGET.INVALID_BURST);
+  assert.equal(verdicts.get('drop'), WS_BUDGET.INVALID_STRIKES - 1);
+  assert.equal(verdicts.get('close'), 1);
+});
+
+test('a client that floods `all` and never reads: bounded backlog, closed past the queue limit, HTTP served', async () => {
+  const gate = await startGate();
+  try {
+    const { ws, server } = await openRaw(gate);
+    rawSocket(ws).pause(); // never reads a reply
+    const closed = once(server.socket, 'close');
+    let maxBuffered = 0;
+    let maxQueued = 0;
+    const watch = setInterval(() => {
+      maxBuffered = Math.max(maxBuffered, server.socket.bufferedAmount);
+      maxQueued = Math.max(maxQueued, server.queuedCommands);
+    }, 1);
+    // Distinct frames (a space apart), so coalescing alone cannot absorb them.
+    for (let i = 0; i < 4 * WS_BUDGET.MAX_QUEUED_COMMANDS; i++) ws.send(i % 2 ? '{"cmd":"all"}' : '{"cmd": "all"}');
+    const served = await normalClient(gate, 50);
+    const [code] = (await closed) as [number];
+    clearInterval(watch);
+    assert.equal(served, 50, 'every request of the normal client was served');
+    const allBytes = Buffer.byteLength((await httpCall(gate.baseUrl, '/rest/all')).text);
+    assert.ok(maxBuffered <= WS_BUDGET.REPLY_BACKLOG_BYTES + 2 * allBytes, `backlog bounded (${maxBuffered} bytes)`);
+    assert.ok(maxQueued <= WS_BUDGET.MAX_QUEUED_COMMANDS, `queue bounded (${maxQueued})`);
+    assert.equal(code, 1006, 'cut off after the close grace (it never read the close frame)');
+    assert.equal(gate.ws!.clients.has(server), false);
+    ws.terminate();
+  } finally {
+    await gate.close();
+  }
+});
+
+test('a client that floods garbage and unknown circuits is closed with 1008; HTTP is served meanwhile', async () => {
+  const gate = await startGate();
+  try {
+    const { ws } = await openRaw(gate);
+    const closed = once(ws, 'close');
+    const flood = async () => {
+      for (let i = 0; i < 4000 && ws.readyState === WebSocket.OPEN; i++) {
+        ws.send(i % 2 ? '{not json' : `{"cmd":"set","dev":"do","circuit":"9_${i}","value":1}`);
+        if (i % 100 === 99) await sleep(1);
+      }
+    };
+    const [served] = await Promise.all([normalClient(gate, 50), flood()]);
+    const [code] = (await closed) as [number];
+    assert.equal(code, 1008);
+    assert.equal(served, 50);
+  } finally {
+    await gate.close();
+  }
+});
+
+test('occasional garbage is ignored and never disconnects', async () => {
+  const gate = await startGate();
+  const client = await connect(gate.wsUrl);
+  try {
+    for (let i = 0; i < WS_BUDGET.INVALID_BURST - 2; i++) client.send('garbage');
+    client.send({ cmd: 'full', dev: 'do', circuit: '1_01' });
+    const reply = await client.nextMatching((message) => !Array.isArray(message) && message.circuit === '1_01');
+    assert.equal(reply.dev, 'do');
+    assert.equal(client.ws.readyState, WebSocket.OPEN);
+  } finally {
+    await client.close();
+    await gate.close();
+  }
+});

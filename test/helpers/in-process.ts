@@ -10,7 +10,7 @@ import { attachWebSocket, type WebSocketEndpoint, type WebSocketOptions } from '
 import { findModel } from '../../src/boards/resolve.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { buildRuntime, type Runtime } from '../../src/runtime.js';
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
 
@@ -50,13 +50,12 @@ export interface Gate {
 
 export async function startGate(
   yaml: string = STILL_BOARD,
-  { websocket, webhook }: { websocket?: WebSocketOptions; webhook?: WebhookOptions } = {},
+  { websocket, webhook, log = createLogger('CRITICAL') }: { websocket?: WebSocketOptions; webhook?: WebhookOptions; log?: Logger } = {},
 ): Promise<Gate> {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-gate-'));
   const file = join(dir, 'config.yaml');
   writeFileSync(file, yaml);
   const { config } = loadConfig({ file });
-  const log = createLogger('CRITICAL');
   const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);
   await runtime.start();
   const guards = apiGuards(config.apis);

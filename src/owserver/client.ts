@@ -104,7 +104,9 @@ export class OwserverClient {
         const kind = replies.length === 0 && isConnectError(error) ? 'unreachable' : 'protocol';
         finish(new OwserverError(kind, `owserver ${this.where}: ${error.message}`));
       });
-      socket.on('close', () => finish(new OwserverError('protocol', `owserver ${this.where}: connection closed before the reply to ${path} was complete`)));
+      const closed = () => finish(new OwserverError('protocol', `owserver ${this.where}: connection closed before the reply to ${path} was complete`));
+      socket.on('end', closed);
+      socket.on('close', closed);
       socket.on('data', (chunk: Buffer) => {
         if (settled) return;
         try {

@@ -22,7 +22,11 @@ export function serveOwConnection(stream: Duplex, tree: OwTree): void {
   stream.on('error', () => {
     // The client went away; nothing to clean up.
   });
+  // A client that stops sending before a whole request gets the connection closed.
+  stream.on('end', () => stream.end());
+  let answered = false;
   stream.on('data', (chunk: Buffer) => {
+    if (answered) return;
     let messages;
     try {
       messages = reader.push(chunk);
@@ -32,6 +36,7 @@ export function serveOwConnection(stream: Duplex, tree: OwTree): void {
     }
     const request = messages[0];
     if (!request) return;
+    answered = true;
     const path = request.payload.toString('utf8').replace(/\0.*$/s, '') || '/';
     stream.end(answer(request.typeOrRet, path, tree));
   });

@@ -38,7 +38,11 @@ export class SimulatedOneWire implements OwTree {
   private readonly hidden = new Set<string>();
 
   /** `families`: hex family codes, one device each (as owserver's --fake). */
-  constructor(families: readonly string[]) {
+  constructor(
+    families: readonly string[],
+    /** Milliseconds of the drift's clock; tests pass their own. */
+    private readonly clock: () => number = Date.now,
+  ) {
     families.forEach((family, index) => {
       const code = family.toUpperCase().padStart(2, '0');
       const type = TYPE_BY_FAMILY[code];
@@ -101,7 +105,7 @@ export class SimulatedOneWire implements OwTree {
   }
 
   private value(device: SimulatedDevice, property: string): number {
-    const swing = Math.sin((2 * Math.PI * Date.now()) / DRIFT_PERIOD_MS + device.phase);
+    const swing = Math.sin((2 * Math.PI * this.clock()) / DRIFT_PERIOD_MS + device.phase);
     const temperature = device.pinned ?? Math.round((21.5 + 1.5 * swing) * 16) / 16;
     switch (property) {
       case 'temperature':
@@ -117,7 +121,7 @@ export class SimulatedOneWire implements OwTree {
         return Math.round((0.0123 + 0.001 * swing) * 10000) / 10000;
       default:
         // PIO levels: a bit pattern that changes every minute.
-        return Math.floor(Date.now() / 60_000 + device.phase) % 256;
+        return Math.floor(this.clock() / 60_000 + device.phase) % 256;
     }
   }
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { renderMetrics } from '../../../src/api/http/metrics.js';
 import { createLogger } from '../../../src/log.js';
 import { get, list, postForm, postJson, type Loose } from '../../helpers/http.js';
 import { startGate, until, type Gate } from '../../helpers/in-process.js';
@@ -222,10 +223,18 @@ test('owserver going away: sensors lost once, logged once, Modbus and HTTP unaff
   for (const device of gate.runtime.registry.list('sensor')) assert.equal(device.full()['lost'], true);
   const warnings = logged.filter((line) => line.startsWith('WARNING') && line.includes('owserver'));
   assert.equal(warnings.length, warningsBefore + 1, `logged once: ${warnings.join(' | ')}`);
+  const down = renderMetrics(gate.runtime);
+  assert.match(down, /^iogate_owbus_connected\{bus="OW"\} 0$/m);
+  assert.match(down, /^iogate_owbus_lost_sensors\{bus="OW"\} 4$/m);
 
   await owserver.listen();
   await until(() => gate.runtime.registry.list('sensor').every((device) => device.full()['lost'] === false), 'recovery', 10_000);
   assert.equal(logged.filter((line) => line.includes('answers again') && line.includes('owserver')).length, 1);
+  const up = renderMetrics(gate.runtime);
+  assert.match(up, /^iogate_owbus_connected\{bus="OW"\} 1$/m);
+  assert.match(up, /^iogate_owbus_sensors\{bus="OW"\} 4$/m);
+  assert.match(up, /^iogate_owbus_lost_sensors\{bus="OW"\} 0$/m);
+  assert.ok(Number(/^iogate_owbus_failed_requests_total\{bus="OW"\} (\d+)$/m.exec(up)![1]) > 0);
 });
 
 test('a silent owserver delays neither HTTP answers nor Modbus scans', async () => {

@@ -104,7 +104,8 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
   }
 
   // After the boards, so a bus's `owpower` finds its coil.
-  const oneWire = buildOneWireBuses(config.oneWireBuses, registry, feed, log);
+  // Sensors are found after start-up; each takes its saved alias then.
+  const oneWire = buildOneWireBuses(config.oneWireBuses, registry, feed, log, (device) => aliases.adopt(device));
 
   const saver = new AliasSaver(config.aliasFile, ALIAS_SAVE_DELAY_MS, (message) => log.error(message));
   const aliases = new PersistedAliases(registry, saver);

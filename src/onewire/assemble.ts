@@ -23,7 +23,14 @@ export interface OneWireSetup {
   simulation?: SimulatedOneWire;
 }
 
-export function buildOneWireBuses(configs: readonly OneWireBusConfig[], registry: Registry, feed: ChangeFeed, log: Logger): OneWireSetup[] {
+export function buildOneWireBuses(
+  configs: readonly OneWireBusConfig[],
+  registry: Registry,
+  feed: ChangeFeed,
+  log: Logger,
+  /** Gives a newly found device its saved alias. */
+  adoptAlias: (device: Device) => void,
+): OneWireSetup[] {
   return configs.map((config) => {
     const simulation = config.simulate ? new SimulatedOneWire(config.simulate) : undefined;
     const client = new OwserverClient({
@@ -37,7 +44,10 @@ export function buildOneWireBuses(configs: readonly OneWireBusConfig[], registry
       interval: config.interval,
       scanInterval: config.scanInterval,
       log,
-      discovered: (sensor) => registry.add(sensor),
+      discovered: (sensor) => {
+        registry.add(sensor);
+        adoptAlias(sensor);
+      },
       changed: (sensors) => {
         registry.invalidate();
         feed.publish(sensors);

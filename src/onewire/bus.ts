@@ -96,13 +96,13 @@ export class OneWireBus {
     for (const wake of this.scanWaiters.splice(0)) wake();
   }
 
-  /** Search the bus now; resolves once that search is over. */
-  scanNow(): Promise<void> {
-    if (this.stopped) return Promise.resolve();
+  /** Search the bus now; resolves once that search is over, true when owserver answered it. */
+  scanNow(): Promise<boolean> {
+    if (this.stopped) return Promise.resolve(false);
     this.scanDue = performance.now();
     const done = new Promise<void>((resolve) => this.scanWaiters.push(resolve));
     this.kick();
-    return done;
+    return done.then(() => this.connected);
   }
 
   /** A new bus interval applies to every device and reads them all now, as in EVOK. */
@@ -253,6 +253,7 @@ export class OneWireBus {
       // Otherwise the next search asks again.
       return;
     }
+    if (this.stopped) return;
     const sensor = createSensor(address, chip, this.interval, this.reschedule);
     if (!sensor) {
       this.ignored.add(address);

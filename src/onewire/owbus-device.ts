@@ -1,4 +1,5 @@
 import { Device, type DeviceState } from '../devices/device.js';
+import { RequestError } from '../errors.js';
 import { ValidationError, decimal, flag, type FieldSpec } from '../devices/fields.js';
 import type { OneWireBus } from './bus.js';
 import { LISTED_CHIPS, MAX_INTERVAL_S } from './sensor.js';
@@ -61,11 +62,10 @@ export class OneWireBusDevice extends Device<OwBusWrite> {
     if (params.do_reset && !this.powerCycle) throw new ValidationError('1W reset is not supported on this device!');
     if (params.interval !== undefined) this.bus.setInterval(params.interval);
     if (params.scan_interval !== undefined) this.bus.setScanInterval(params.scan_interval);
-    if (params.do_reset) {
-      await this.powerCycle!();
-      await this.bus.scanNow();
-    } else if (params.do_scan) {
-      await this.bus.scanNow();
+    if (!params.do_reset && !params.do_scan) return;
+    if (params.do_reset) await this.powerCycle!();
+    if (!(await this.bus.scanNow())) {
+      throw new RequestError(503, 'OwserverUnreachable', `owserver ${this.bus.where} does not answer; the bus was not searched`);
     }
   }
 }

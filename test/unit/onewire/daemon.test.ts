@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { renderMetrics } from '../../../src/api/http/metrics.js';
 import { createLogger } from '../../../src/log.js';
@@ -27,8 +30,15 @@ before(async () => {
   [thermometerAddress] = owserver.devices.addresses as [string];
   [thermometer, multisensor, pio] = owserver.devices.addresses.map((address) => address.replace(/\./g, '')) as [string, string, string];
   owserver.devices.setTemperature(thermometerAddress, 23.4375);
+  // Saved by EVOK: a thermometer by its circuit, a DS2408 by its dotted circuit (EVOK's bug).
+  const aliasFile = join(mkdtempSync(join(tmpdir(), 'iogate-ow-aliases-')), 'alias.yaml');
+  writeFileSync(
+    aliasFile,
+    `aliases:\n  'boiler':\n    circuit: '${thermometer}'\n    devtype: 'temp'\n  'garage_inputs':\n    circuit: '${owserver.devices.addresses[2]}'\n    devtype: 'sensor'\nversion: '2.0'\n`,
+  );
   gate = await startGate(
     `
+alias_file: ${aliasFile}
 apis:
   websocket:
     enabled: true
@@ -66,7 +76,8 @@ test('thermometers are `temp` objects with EVOK fields, order and types, at /res
   const reply = await get(`${gate.baseUrl}/rest/temp/${thermometer}`);
   assert.equal(reply.status, 200);
   const body = reply.body as Record<string, unknown>;
-  assert.deepEqual(Object.keys(body), ['dev', 'circuit', 'address', 'value', 'lost', 'time', 'interval', 'type']);
+  // EVOK's fields, then `alias` (this one has an alias from the saved file).
+  assert.deepEqual(Object.keys(body), ['dev', 'circuit', 'address', 'value', 'lost', 'time', 'interval', 'type', 'alias']);
   assert.equal(body['dev'], 'temp');
   assert.equal(body['circuit'], thermometer);
   assert.equal(body['address'], thermometerAddress);
@@ -92,7 +103,7 @@ test('a DS2438 is a `1wdevice` with EVOK fields; a DS2408 has a dot-less circuit
 
   await until(() => gate.runtime.registry.find('sensor', pio)?.full()['time'] !== null, 'first read');
   const chip = await sensor(pio);
-  assert.deepEqual(Object.keys(chip), ['dev', 'circuit', 'address', 'value', 'type', 'lost', 'time', 'interval']);
+  assert.deepEqual(Object.keys(chip), ['dev', 'circuit', 'address', 'value', 'type', 'lost', 'time', 'interval', 'alias']);
   assert.equal(chip['circuit'], pio);
   assert.ok(!String(chip['circuit']).includes('.'));
   assert.ok(Number.isInteger(chip['value']) && (chip['value'] as unknown as number) >= 0 && (chip['value'] as unknown as number) < 256);
@@ -137,6 +148,12 @@ test('the owbus object and its RPC methods', async () => {
   await postForm(`${gate.baseUrl}/rest/owbus/OW`, { scan_interval: '1', interval: '1' });
 });
 
+test("aliases saved by EVOK reach sensors found after start-up (a DS2408's dotted circuit too)", async () => {
+  assert.equal((await get(`${gate.baseUrl}/rest/temp/boiler`)).body['circuit'] as unknown, thermometer);
+  assert.equal((await sensor(thermometer))['alias'], 'boiler');
+  assert.equal((await get(`${gate.baseUrl}/rest/sensor/garage_inputs`)).body['circuit'] as unknown, pio);
+});
+
 test('writes: interval (form string), alias; bad values are a 400 with nothing applied', async () => {
   const written = await postForm(`${gate.baseUrl}/rest/temp/${thermometer}`, { interval: '5', alias: 'living_room' });
   assert.equal(written.status, 200);
@@ -151,7 +168,7 @@ test('writes: interval (form string), alias; bad values are a 400 with nothing a
   // The bus interval goes to every sensor, as in EVOK.
   await postForm(`${gate.baseUrl}/rest/owbus/OW`, { interval: '1' });
   assert.equal((await sensor(thermometer))['interval'], 1);
-  await postForm(`${gate.baseUrl}/rest/temp/${thermometer}`, { alias: '' });
+  await postForm(`${gate.baseUrl}/rest/temp/${thermometer}`, { alias: 'boiler' });
 });
 
 test('do_reset pulses the owpower coil and searches again; do_reset=0 does nothing', async () => {
@@ -257,6 +274,7 @@ test('a 1-Wire bus without owserver: the daemon starts, says so once, and serves
   const lines: string[] = [];
   const lonely = await startGate(
     `
+alias_file: alias.yaml
 comm_channels:
   SIM:
     type: SIMULATOR
@@ -281,6 +299,10 @@ comm_channels:
     const reset = await postForm(`${lonely.baseUrl}/rest/owbus/OWBUS`, { do_reset: '1' });
     assert.equal(reset.status, 400);
     assert.match(JSON.stringify(reset.body), /1W reset is not supported/);
+    const scan = await postForm(`${lonely.baseUrl}/rest/owbus/OWBUS`, { do_scan: '1' });
+    assert.equal(scan.status, 503, 'a search that owserver did not answer is not a success');
+    assert.equal(Object.keys(scan.body['errors']!)[0], 'OwserverUnreachable');
+    assert.equal(lines.filter((line) => line.includes('owserver')).length, 1, 'still said once');
   } finally {
     await lonely.close();
   }

@@ -25,6 +25,7 @@ test('the webhook POSTs sensor changes as arrays; a WebSocket filtered on `temp`
   await once(receiver, 'listening');
   const { port } = receiver.address() as AddressInfo;
   const gate = await startGate(`
+alias_file: alias.yaml
 apis:
   websocket:
     enabled: true

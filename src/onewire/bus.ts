@@ -19,6 +19,12 @@ const MAX_RETRY_S = 300;
 /** Probing a missing owserver: first after 1 s, doubling up to a minute. */
 const FIRST_PROBE_MS = 1000;
 const MAX_PROBE_MS = 60_000;
+/**
+ * Devices kept per bus. A real 1-Wire bus holds tens; a bus that reports
+ * thousands is broken (or an owserver is lying), and each one would cost
+ * memory and owserver requests for ever.
+ */
+const MAX_DEVICES = 500;
 /** `28.95DCD5090000.35`: family, 48-bit id, CRC. */
 const ADDRESS = /^\/?([0-9A-F]{2}\.[0-9A-F]{12}\.[0-9A-F]{2})$/;
 
@@ -59,6 +65,8 @@ export class OneWireBus {
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
   private stopped = true;
+  /** MAX_DEVICES reached (said once). */
+  private full = false;
   private readonly client: OwserverClient;
   private readonly log: Logger;
   private readonly options: OneWireBusOptions;
@@ -200,6 +208,11 @@ export class OneWireBus {
         continue;
       }
       if (this.ignored.has(address)) continue;
+      if (this.sensors.size + this.ignored.size >= MAX_DEVICES) {
+        if (!this.full) this.log.warn(`1-Wire bus ${this.name}: more than ${MAX_DEVICES} devices listed; the others are ignored`);
+        this.full = true;
+        break;
+      }
       await this.adopt(address);
       if (this.stopped || !this.reachable) return;
     }

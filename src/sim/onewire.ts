@@ -147,7 +147,7 @@ function formatted(value: number): string {
 
 /** A stable address for the index-th simulated device: family, six id bytes, CRC. */
 function simulatedAddress(family: string, index: number): string {
-  const id = [0x5a, 0x17, 0x00, 0x00, 0x00, 0x00].map((byte, i) => (i === 2 ? index & 0xff : byte));
+  const id = [0x5a, 0x17, index & 0xff, (index >> 8) & 0xff, 0x00, 0x00];
   const bytes = [parseInt(family, 16), ...id];
   const hex = (byte: number) => byte.toString(16).toUpperCase().padStart(2, '0');
   return `${family}.${id.map(hex).join('')}.${hex(crc8(bytes))}`;

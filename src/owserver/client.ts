@@ -87,7 +87,13 @@ export class OwserverClient {
    */
   private exchange(type: number, path: string, last: (message: Message, count: number) => boolean): Promise<Message[]> {
     return new Promise((resolve, reject) => {
-      const socket = this.dial();
+      let socket: Duplex;
+      try {
+        socket = this.dial();
+      } catch (error) {
+        reject(new OwserverError('unreachable', `owserver ${this.where}: ${(error as Error).message}`));
+        return;
+      }
       const reader = new MessageReader();
       const replies: Message[] = [];
       let settled = false;

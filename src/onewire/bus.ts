@@ -161,6 +161,9 @@ export class OneWireBus {
         const sensor = this.firstDue(now);
         if (sensor) await this.read(sensor);
       }
+    } catch (error) {
+      // A fault of ours must not end the bus (nor the process): say it and go on with the schedule.
+      this.log.error(`1-Wire bus ${this.name}: ${(error as Error).stack ?? String(error)}`);
     } finally {
       this.busy = false;
       this.kick();

@@ -152,11 +152,12 @@ export class OneWireBus {
   private async runDue(): Promise<void> {
     this.timer = undefined;
     this.busy = true;
+    let scanned = false;
     try {
       const now = performance.now();
       if (now >= this.scanDue) {
+        scanned = true;
         await this.scan();
-        for (const wake of this.scanWaiters.splice(0)) wake();
       } else if (this.reachable) {
         const sensor = this.firstDue(now);
         if (sensor) await this.read(sensor);
@@ -165,6 +166,7 @@ export class OneWireBus {
       // A fault of ours must not end the bus (nor the process): say it and go on with the schedule.
       this.log.error(`1-Wire bus ${this.name}: ${(error as Error).stack ?? String(error)}`);
     } finally {
+      if (scanned) for (const wake of this.scanWaiters.splice(0)) wake();
       this.busy = false;
       this.kick();
     }

@@ -101,6 +101,7 @@ export class OneWireBus {
     this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.client.abortAll();
     for (const wake of this.scanWaiters.splice(0)) wake();
   }
 

@@ -43,6 +43,8 @@ export class OwserverClient {
   readonly where: string;
   private readonly dial: Dialer;
   private readonly timeoutMs: number;
+  /** Connections of requests under way, so stopping does not wait for their deadlines. */
+  private readonly open = new Set<Duplex>();
 
   constructor({ dial, timeoutMs, where }: OwserverClientOptions) {
     this.dial = dial;
@@ -64,6 +66,11 @@ export class OwserverClient {
       return message.payloadLength === 0;
     });
     return replies.slice(0, -1).map(replyText);
+  }
+
+  /** Ends every request under way (each fails); for shutdown. */
+  abortAll(): void {
+    for (const socket of this.open) socket.destroy();
   }
 
   /** A property's text as owserver formats it, e.g. `     23.4375` or `DS18B20`. */
@@ -97,10 +104,12 @@ export class OwserverClient {
       const reader = new MessageReader();
       const replies: Message[] = [];
       let settled = false;
+      this.open.add(socket);
       const finish = (error: OwserverError | undefined) => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        this.open.delete(socket);
         socket.destroy();
         if (error) reject(error);
         else resolve(replies);

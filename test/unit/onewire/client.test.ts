@@ -90,3 +90,15 @@ test('keep-alive messages before the reply are skipped', async () => {
   assert.equal(await client.read('/28.5A1700000000.D2/type'), 'DS18B20');
   owserver.behaviour = 'serve';
 });
+
+test('abortAll ends a request under way instead of leaving it to its deadline', async () => {
+  owserver.behaviour = 'silent';
+  const patient = new OwserverClient({ dial: tcpDialer('127.0.0.1', owserver.port), timeoutMs: 60_000, where: owserver.where });
+  const connections = owserver.connections;
+  const pending = kindOf(patient.read('/x/temperature'));
+  while (owserver.connections === connections) await new Promise((resolve) => setTimeout(resolve, 5));
+  patient.abortAll();
+  const outcome = await Promise.race([pending, new Promise((resolve) => setTimeout(() => resolve('still waiting'), 5000))]);
+  assert.equal(outcome, 'protocol');
+  owserver.behaviour = 'serve';
+});

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Debian packages the interop suite talks to: independent Modbus peers
-# (mbpoll/libmodbus, pymodbus), a serial pty pair (socat) and an MQTT broker.
+# (mbpoll/libmodbus, pymodbus), a serial pty pair (socat), an MQTT broker, and
+# owserver with its fake 1-Wire adapter (ow-shell: an independent owserver client).
 set -euo pipefail
-packages=(socat mbpoll python3-pymodbus mosquitto mosquitto-clients)
+packages=(socat mbpoll python3-pymodbus mosquitto mosquitto-clients owserver ow-shell)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -10,6 +10,7 @@ import { ScanLoop } from './devices/slave/scan-loop.js';
 import { SlaveUnit, type ChangeListener } from './devices/slave/slave-unit.js';
 import type { Logger } from './log.js';
 import { ModbusBus } from './modbus/bus.js';
+import { buildOneWireBuses, type OneWireSetup } from './onewire/assemble.js';
 import { PersistedAliases } from './registry/alias-book.js';
 import { AliasSaver, readAliasFile } from './registry/alias-store.js';
 import { ChangeFeed } from './registry/feed.js';
@@ -32,6 +33,8 @@ export interface Runtime {
   feed: ChangeFeed;
   buses: ModbusBus[];
   slaves: SlaveUnit[];
+  /** 1-Wire buses (owserver), beside the Modbus ones. */
+  oneWire: OneWireSetup[];
   /** Simulated boards of SIMULATOR buses, by bus name then unit id. */
   simulations: Map<string, Simulation>;
   /**
@@ -103,6 +106,10 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     }
   }
 
+  // After the boards, so a bus's `owpower` finds its coil.
+  // Sensors are found after start-up; each takes its saved alias then.
+  const oneWire = buildOneWireBuses(config.oneWireBuses, registry, feed, log, (device) => aliases.adopt(device));
+
   const saver = new AliasSaver(config.aliasFile, ALIAS_SAVE_DELAY_MS, (message) => log.error(message));
   const aliases = new PersistedAliases(registry, saver);
   registry.add(new AliasManager(aliases));
@@ -116,6 +123,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     feed,
     buses,
     slaves,
+    oneWire,
     simulations,
     plannedPollRate,
     async start() {
@@ -123,9 +131,10 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       for (const bus of buses) bus.start();
       // The first scan waits for its line, so a slow connect is not counted as a failed scan.
       for (const { bus, loop } of loops) void bus.whenConnected().then(() => loop.start());
+      for (const { bus } of oneWire) bus.start();
       let bound: NodeJS.Timeout | undefined;
       await Promise.race([
-        Promise.all(slaves.map((slave) => slave.firstScan)),
+        Promise.all([...slaves.map((slave) => slave.firstScan), ...oneWire.map(({ bus }) => bus.firstScan)]),
         new Promise((resolve) => (bound = setTimeout(resolve, FIRST_SCAN_BOUND_MS))),
       ]);
       clearTimeout(bound);
@@ -135,6 +144,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     async stop() {
       cycleGuard.stop();
       for (const { loop } of loops) loop.stop();
+      for (const { bus } of oneWire) bus.stop();
       for (const simulation of simulations.values()) simulation.stop();
       await Promise.all([saver.flush(), ...buses.map((bus) => bus.stop())]);
     },

@@ -50,6 +50,18 @@ export const DEFAULT_TCP_TIMEOUT_MS = 1000;
 export const DEFAULT_SERIAL_TIMEOUT_MS = 200;
 export const DEFAULT_RETRIES = 1;
 
+/**
+ * owserver's port, where EVOK always looked. A DS18B20 conversion takes 750 ms
+ * and owserver may convert before answering, so its requests get longer than
+ * a Modbus request; EVOK's sensor and scan periods are kept.
+ */
+export const DEFAULT_OWSERVER_PORT = 4304;
+export const DEFAULT_OWSERVER_TIMEOUT_MS = 3000;
+export const DEFAULT_ONEWIRE_INTERVAL_S = 60;
+export const DEFAULT_ONEWIRE_SCAN_INTERVAL_S = 300;
+/** EVOK's replacement for a scan_interval of 0 or less. */
+export const ONEWIRE_SCAN_INTERVAL_FALLBACK_S = 3600;
+
 /** The configuration used when no file is given, as YAML so it goes through the same readers. */
 export const BUILT_IN_CONFIG_YAML = `
 apis:
@@ -62,4 +74,10 @@ comm_channels:
       1:
         model: '00'
         slave-id: 1
+  OWBUS:
+    type: OWFS
+    interval: 10
+    scan_interval: 60
+    owpower: 1
+    simulate: [28, 28, 26]
 `;

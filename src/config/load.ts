@@ -89,7 +89,7 @@ function requireMapping(tree: TreeNode): MapNode {
   return tree;
 }
 
-function readSections(root: ConfigSection, baseDir: string, findings: Findings): Pick<Config, 'logging' | 'apis' | 'buses'> {
+function readSections(root: ConfigSection, baseDir: string, findings: Findings): Pick<Config, 'logging' | 'apis' | 'buses' | 'oneWireBuses'> {
   const logging = root.section('logging');
   const level = logging.choice('level', ['CRITICAL', 'ERROR', 'WARNING', 'INFO', 'DEBUG'] as const, 'INFO');
   // Kept as written: EVOK opens it relative to its working directory.
@@ -102,7 +102,7 @@ function readSections(root: ConfigSection, baseDir: string, findings: Findings):
   return {
     logging: file === undefined ? { level } : { level, file },
     apis: readApis(root.section('apis'), baseDir),
-    buses: readBuses(root.section('comm_channels')),
+    ...readBuses(root.section('comm_channels')),
   };
 }
 

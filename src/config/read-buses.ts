@@ -1,24 +1,37 @@
 // Reads `comm_channels`: one entry per bus, each with its devices.
-import type { BusConfig, DeviceConfig, DeviceInfoConfig } from './types.js';
+import type { BusConfig, DeviceConfig, DeviceInfoConfig, OneWireBusConfig } from './types.js';
 import type { ConfigSection } from './section.js';
 import { formatOrigin, type Origin } from './yaml-tree.js';
 import { DEFAULT_RETRIES, DEFAULT_SERIAL_TIMEOUT_MS, DEFAULT_TCP_TIMEOUT_MS } from './defaults.js';
+import { readOneWireBus } from './read-onewire-bus.js';
 
 /** Device name → where it was first defined; circuits are named after devices, so names should not repeat. */
 type SeenDevices = Map<string, { bus: string; origin: Origin }>;
 
-export function readBuses(channels: ConfigSection): BusConfig[] {
+/** Modbus buses and 1-Wire buses are two kinds of bus, kept apart from here on. */
+export function readBuses(channels: ConfigSection): { buses: BusConfig[]; oneWireBuses: OneWireBusConfig[] } {
   const buses: BusConfig[] = [];
+  const oneWireBuses: OneWireBusConfig[] = [];
   const seen: SeenDevices = new Map();
   for (const { name, section } of channels.children()) {
     const bus = readBus(name, section, seen);
-    if (bus !== undefined) buses.push(bus);
+    if (bus === undefined) {
+      // ignored, and already warned about
+    } else if (isOneWire(bus)) {
+      oneWireBuses.push(bus);
+    } else {
+      buses.push(bus);
+    }
     section.warnUnknownKeys();
   }
-  return buses;
+  return { buses, oneWireBuses };
 }
 
-function readBus(name: string, bus: ConfigSection, seen: SeenDevices): BusConfig | undefined {
+function isOneWire(bus: BusConfig | OneWireBusConfig): bus is OneWireBusConfig {
+  return bus.type === 'OWFS' || bus.type === 'OWBUS';
+}
+
+function readBus(name: string, bus: ConfigSection, seen: SeenDevices): BusConfig | OneWireBusConfig | undefined {
   // A disabled bus is skipped before anything else is checked: users park
   // half-written buses this way.
   if (!bus.boolean('enabled', true)) {
@@ -51,8 +64,7 @@ function readBus(name: string, bus: ConfigSection, seen: SeenDevices): BusConfig
       };
     case 'OWFS':
     case 'OWBUS':
-      bus.warn(bus.at, undefined, '1-Wire not supported yet, bus ignored');
-      break;
+      return readOneWireBus(name, type, bus, (info) => readDeviceInfo(info, 'unknown', 'unknown'));
     case undefined:
       bus.warn(bus.at, undefined, "no 'type' given (MODBUSTCP, MODBUSRTU or SIMULATOR), bus ignored");
       break;

@@ -4,11 +4,15 @@ import type { BusConfig, Config, DeviceConfig } from './types.js';
 
 export function startupSummary(config: Config): string {
   const lines = [`Configuration: ${config.file ?? 'built-in (simulated Neuron brain board)'}`, 'Buses:'];
-  if (config.buses.length === 0) lines.push('  (none)');
+  if (config.buses.length === 0 && config.oneWireBuses.length === 0) lines.push('  (none)');
   for (const bus of config.buses) {
     lines.push(`  ${bus.name}: ${busLocation(bus)}, timeout ${bus.timeoutMs} ms, ${plural(bus.retries, 'retry', 'retries')}`);
     if (bus.devices.length === 0) lines.push('    (no devices)');
     for (const device of bus.devices) lines.push(`    ${deviceLine(device)}`);
+  }
+  for (const bus of config.oneWireBuses) {
+    const where = bus.simulate ? `simulated owserver (${bus.simulate.join(', ')})` : `owserver ${bus.hostname}:${bus.port}`;
+    lines.push(`  ${bus.name}: 1-Wire through ${where}, sensors read every ${bus.interval} s, bus searched every ${bus.scanInterval} s`);
   }
   const { apis } = config;
   const host = apis.address.includes(':') ? `[${apis.address}]` : apis.address;

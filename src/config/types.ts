@@ -55,6 +55,28 @@ export interface SimulatorBusConfig extends BusCommon {
 
 export type BusConfig = TcpBusConfig | RtuBusConfig | SimulatorBusConfig;
 
+/** A 1-Wire bus served by owserver (EVOK's `type: OWFS`, also written `OWBUS`). */
+export interface OneWireBusConfig {
+  /** The `comm_channels` key; the `owbus` circuit. */
+  name: string;
+  /** As written in the file, shown as the owbus `bus` field. */
+  type: 'OWFS' | 'OWBUS';
+  /** Where owserver listens (ours; EVOK always used 127.0.0.1:4304). */
+  hostname: string;
+  port: number;
+  /** Deadline of one owserver request, ms. */
+  timeoutMs: number;
+  /** Seconds between two reads of a sensor. */
+  interval: number;
+  /** Seconds between two searches of the bus for sensors. */
+  scanInterval: number;
+  /** Circuit of the `owpower` device that `do_reset` pulses. */
+  owpower?: string;
+  /** Simulated devices (family codes) behind an in-process owserver instead of a real one. */
+  simulate?: string[];
+  deviceInfo?: DeviceInfoConfig;
+}
+
 export interface WebhookConfig {
   enabled: boolean;
   address: string;
@@ -127,6 +149,7 @@ export interface Config {
     allowedHosts: string[];
   };
   buses: BusConfig[];
+  oneWireBuses: OneWireBusConfig[];
   /** Directories searched for user hw-definition YAML files (EVOK v3 format). */
   hwDefinitionDirs: string[];
   /** Where aliases are stored (EVOK: /var/lib/evok/alias.yaml). */

@@ -1,5 +1,6 @@
 import type { AliasBook, AliasTarget } from '../devices/alias-manager.js';
 import { RequestError } from '../errors.js';
+import type { Device } from '../devices/device.js';
 import type { AliasSaver } from './alias-store.js';
 import type { Registry } from './registry.js';
 import { canonicalType } from './type-names.js';
@@ -41,6 +42,23 @@ export class PersistedAliases implements AliasBook {
     }
     this.registry.onAliasChange = () => this.changed();
     return problems;
+  }
+
+  /**
+   * A device registered after start-up (a 1-Wire sensor found on its bus)
+   * takes the saved alias waiting for it. EVOK wrote DS2408-family circuits
+   * with dots; those entries find their dot-less circuit here.
+   */
+  adopt(device: Device): void {
+    for (const [name, target] of this.absent) {
+      if (canonicalType(target.devtype) !== device.type) continue;
+      if (target.circuit !== device.circuit && target.circuit.replace(/\./g, '') !== device.circuit) continue;
+      if (device.alias || this.registry.aliasProblem(device, name)) continue;
+      this.absent.delete(name);
+      this.registry.setAlias(device, name);
+      device.refresh();
+      return;
+    }
   }
 
   entries(): Map<string, AliasTarget> {

@@ -7,6 +7,7 @@ import { controlServer } from './control-server.js';
 import { rtuResponder } from './rtu-responder.js';
 import { Simulation } from './simulation.js';
 import { modbusTcpServer } from './tcp-server.js';
+import { SimulatedOneWire, owserverTcpServer } from './onewire.js';
 
 // iogate-sim: simulated Unipi boards on a real serial port or a Modbus TCP
 // port, for trying the daemon (or any other master) without hardware.
@@ -14,6 +15,8 @@ import { modbusTcpServer } from './tcp-server.js';
 const USAGE = `Usage: iogate-sim --model MODEL --slave-id N [--model M2 --slave-id N2 ...]
                   (--rtu PATH [--baud B] [--parity N|E|O] [--stopbits 1|2] | --tcp HOST:PORT)
                   [--toggle-ms MS] [--control HOST:PORT]
+                  [--owserver HOST:PORT [--ow-devices 28,28,26]]
+       iogate-sim --owserver HOST:PORT [--ow-devices 28,28,26]
 
   --model MODEL     built-in board model (00, 01, xS11, ...); repeat with --slave-id per board
   --slave-id N      Modbus unit id of the preceding --model
@@ -21,6 +24,8 @@ const USAGE = `Usage: iogate-sim --model MODEL --slave-id N [--model M2 --slave-
   --tcp HOST:PORT   serve Modbus TCP on this address (port 0 = any free port)
   --toggle-ms MS    step the digital inputs every MS ms (default 0: inputs stay still)
   --control H:P     HTTP endpoint for tests: GET/POST /registers, GET /stats
+  --owserver H:P    serve simulated 1-Wire devices with the owserver protocol on this address
+  --ow-devices LIST 1-Wire family codes, one device each (default 28,28,26: two DS18B20, one DS2438)
 `;
 
 class UsageError extends Error {}
@@ -38,6 +43,8 @@ function parse(argv: string[]) {
       tcp: { type: 'string' },
       'toggle-ms': { type: 'string', default: '0' },
       control: { type: 'string' },
+      owserver: { type: 'string' },
+      'ow-devices': { type: 'string', default: '28,28,26' },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -45,12 +52,14 @@ function parse(argv: string[]) {
   if (values.help) return undefined;
   const models = values.model ?? [];
   const ids = values['slave-id'] ?? [];
-  if (models.length === 0 || models.length !== ids.length) {
+  const modbus = models.length > 0 || values.rtu !== undefined || values.tcp !== undefined || values.owserver === undefined;
+  if (modbus && (models.length === 0 || models.length !== ids.length)) {
     throw new UsageError('give one --slave-id for each --model (at least one board)');
   }
   const slaves = models.map((name, i) => ({ unit: integerArg(ids[i]!, '--slave-id', 1, 247), model: modelArg(name) }));
   if (new Set(slaves.map((s) => s.unit)).size !== slaves.length) throw new UsageError('--slave-id values must differ');
-  if ((values.rtu === undefined) === (values.tcp === undefined)) throw new UsageError('give exactly one of --rtu and --tcp');
+  if (modbus && (values.rtu === undefined) === (values.tcp === undefined)) throw new UsageError('give exactly one of --rtu and --tcp');
+  const owDevices = values['ow-devices'].split(',').map((family) => family.trim()).filter((family) => family !== '');
   const parity = parityArg(values.parity);
   const stopbits = integerArg(values.stopbits, '--stopbits', 1, 2) as 1 | 2;
   return {
@@ -59,6 +68,7 @@ function parse(argv: string[]) {
     tcp: values.tcp === undefined ? undefined : hostPort(values.tcp, '--tcp'),
     toggleMs: integerArg(values['toggle-ms'], '--toggle-ms', 0, 86_400_000),
     control: values.control === undefined ? undefined : hostPort(values.control, '--control'),
+    owserver: values.owserver === undefined ? undefined : { at: hostPort(values.owserver, '--owserver'), devices: oneWireArg(owDevices) },
   } as const;
 }
 
@@ -66,6 +76,14 @@ function modelArg(name: string): BoardModel {
   const model = builtinModels.get(name);
   if (!model) throw new UsageError(`unknown model '${name}' (built-in: ${[...builtinModels.keys()].join(', ')})`);
   return model;
+}
+
+function oneWireArg(families: string[]): SimulatedOneWire {
+  try {
+    return new SimulatedOneWire(families);
+  } catch (error) {
+    throw new UsageError(`--ow-devices: ${(error as Error).message}`);
+  }
 }
 
 function parityArg(text: string): 'N' | 'E' | 'O' {
@@ -137,6 +155,13 @@ async function main(): Promise<void> {
     });
     stoppers.push(() => link.close());
     process.stderr.write(`serving ${units} on rtu ${path} ${baudrate} 8${parity}${stopbits}\n`);
+  }
+  if (options.owserver) {
+    const { at, devices } = options.owserver;
+    const server = owserverTcpServer(devices);
+    const port = await listen(server, at);
+    stoppers.push(() => server.close());
+    process.stderr.write(`serving 1-Wire ${devices.addresses.join(', ')} as owserver on tcp ${at.host}:${port}\n`);
   }
   simulation.start();
 

@@ -11,7 +11,7 @@ import { findModel } from '../../src/boards/resolve.js';
 import { confinedYaml } from './confined-config.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger, type Logger } from '../../src/log.js';
 import { buildRuntime, type Runtime } from '../../src/runtime.js';
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
 
@@ -51,13 +51,12 @@ export interface Gate {
 
 export async function startGate(
   yaml: string = STILL_BOARD,
-  { websocket, webhook }: { websocket?: WebSocketOptions; webhook?: WebhookOptions } = {},
+  { websocket, webhook, log = createLogger('CRITICAL') }: { websocket?: WebSocketOptions; webhook?: WebhookOptions; log?: Logger } = {},
 ): Promise<Gate> {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-gate-'));
   const file = join(dir, 'config.yaml');
   writeFileSync(file, confinedYaml(yaml));
   const { config } = loadConfig({ file });
-  const log = createLogger('CRITICAL');
   const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);
   await runtime.start();
   const guards = apiGuards(config.apis);

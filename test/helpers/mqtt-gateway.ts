@@ -17,10 +17,12 @@ export interface MqttSettings {
   enabled?: boolean;
   /** Further lines under `apis.mqtt:`, already indented by four spaces. */
   extra?: string;
+  /** Further buses under `comm_channels:`, already indented by two spaces. */
+  buses?: string;
 }
 
 /** A config file for a SIMULATOR bus with one Neuron brain board (`00`) and MQTT (on unless told). */
-export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '' }: MqttSettings, toggleMs = 0): string {
+export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '', buses = '' }: MqttSettings, toggleMs = 0): string {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-mqtt-'));
   const file = join(dir, 'config.yaml');
   writeFileSync(
@@ -40,6 +42,7 @@ comm_channels:
     devices:
       1:
         model: '00'
+${buses}
 `,
   );
   return file;

@@ -1,6 +1,7 @@
 import { busCycleMs } from '../../devices/slave/cycle-guard.js';
 import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
 import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
+import type { OneWireBus } from '../../onewire/bus.js';
 
 // `GET /metrics`: per-bus and per-slave Modbus statistics in the Prometheus
 // text exposition format (version 0.0.4), so a line that degrades (timeouts,
@@ -10,6 +11,7 @@ import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
 export interface MetricsSource {
   readonly buses: readonly ModbusBus[];
   readonly slaves: readonly SlaveUnit[];
+  readonly oneWire?: ReadonlyArray<{ bus: OneWireBus }>;
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -33,7 +35,7 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
   ['corruptFrames', 'corrupt_frames_total', 'Received frames dropped for a CRC or framing error.'],
 ];
 
-export function renderMetrics({ buses, slaves }: MetricsSource): string {
+export function renderMetrics({ buses, slaves, oneWire = [] }: MetricsSource): string {
   const families: Family[] = [];
   const busStats = buses.map((bus) => ({ bus, stats: bus.stats() }));
   for (const [key, suffix, help] of TRANSACTION_COUNTERS) {
@@ -103,7 +105,25 @@ export function renderMetrics({ buses, slaves }: MetricsSource): string {
     perSlave('iogate_slave_last_scan_seconds', 'gauge', 'Duration of the last scan.', (s) => s.stats.lastScanMs / 1000),
     perSlave('iogate_slave_scan_interval_seconds', 'gauge', 'Configured scan period (0 = as fast as the bus allows).', (s) => s.scanPeriodMs / 1000),
   );
+  families.push(...oneWireFamilies(oneWire.map(({ bus }) => bus)));
   return families.map(renderFamily).join('');
+}
+
+function oneWireFamilies(buses: readonly OneWireBus[]): Family[] {
+  const perBus = (name: string, type: Family['type'], help: string, value: (bus: OneWireBus) => number): Family => ({
+    name,
+    type,
+    help,
+    samples: buses.map((bus) => [{ bus: bus.name }, value(bus)]),
+  });
+  const sensors = (bus: OneWireBus) => [...bus.sensors.values()];
+  return [
+    perBus('iogate_owbus_requests_total', 'counter', 'Requests sent to owserver (searches and reads).', (bus) => bus.stats.requests),
+    perBus('iogate_owbus_failed_requests_total', 'counter', 'owserver requests that failed, timed out or got an unreadable reply.', (bus) => bus.stats.failures),
+    perBus('iogate_owbus_connected', 'gauge', '1 while owserver answered the last search of the bus.', (bus) => (bus.connected ? 1 : 0)),
+    perBus('iogate_owbus_sensors', 'gauge', '1-Wire devices found on the bus.', (bus) => bus.sensors.size),
+    perBus('iogate_owbus_lost_sensors', 'gauge', '1-Wire devices whose last read failed or that left the bus.', (bus) => sensors(bus).filter((sensor) => sensor.lost).length),
+  ];
 }
 
 function renderFamily({ name, type, help, samples }: Family): string {

@@ -29,8 +29,8 @@ export interface DiscoveryMessage {
 
 type Payload = Record<string, unknown>;
 
-/** Device types that become entities; the rest (registers, watchdogs …) stay MQTT-only. */
-export const DISCOVERED_TYPES: ReadonlySet<string> = new Set(['di', 'do', 'ro', 'led', 'ai', 'ao']);
+/** Device types that become entities; the rest (registers, watchdogs …) stay MQTT-only. 1-Wire sensors: discovery-onewire.ts. */
+export const DISCOVERED_TYPES: ReadonlySet<string> = new Set(['di', 'do', 'ro', 'led', 'ai', 'ao', 'sensor']);
 
 const LABELS: Readonly<Record<string, string>> = {
   di: 'Digital input',
@@ -99,7 +99,7 @@ export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: Discove
   }
 }
 
-function message(ctx: DiscoveryContext, component: string, device: Device, suffix: string, payload: Payload): DiscoveryMessage {
+export function message(ctx: DiscoveryContext, component: string, device: Device, suffix: string, payload: Payload): DiscoveryMessage {
   const objectId = `${safeId(device.type)}_${safeId(device.circuit)}${suffix}`;
   return { topic: `${ctx.discoveryPrefix}/${component}/${safeId(ctx.bridgeId)}/${objectId}/config`, payload };
 }
@@ -139,6 +139,6 @@ function asRange(value: unknown): [number, number] | undefined {
 }
 
 /** Home Assistant accepts only these characters in node and object ids. */
-function safeId(text: string): string {
+export function safeId(text: string): string {
   return text.replace(/[^A-Za-z0-9_-]/g, '_');
 }

@@ -1,5 +1,6 @@
 import type { Device } from '../../devices/device.js';
-import { DISCOVERED_TYPES, discoveryMessages, type DiscoveryContext, type SlaveInfo } from './discovery-config.js';
+import { DISCOVERED_TYPES, discoveryMessages, type DiscoveryContext, type DiscoveryMessage, type SlaveInfo } from './discovery-config.js';
+import { oneWireDiscoveryMessages } from './discovery-onewire.js';
 import type { MqttSink } from './sink.js';
 
 // Publishes the retained Home Assistant discovery configs: all of them on
@@ -26,20 +27,27 @@ export class DiscoveryPublisher {
     if (!this.sink.connected) return;
     for (const device of devices) {
       if (!DISCOVERED_TYPES.has(device.type)) continue;
-      const slave = this.slaveOf(device);
-      if (!slave) continue;
+      const messages = this.messagesFor(device);
+      if (!messages) continue;
       const signature = configInputs(device);
       if (this.published.get(device) === signature) continue;
       this.published.set(device, signature);
-      for (const { topic, payload } of discoveryMessages(device, slave, this.context)) {
+      for (const { topic, payload } of messages()) {
         this.sink.publish(topic, JSON.stringify(payload), { qos: this.context.qos, retain: true });
       }
     }
+  }
+
+  /** 1-Wire sensors stand on their own; I/O belongs to its Modbus slave. Undefined: nothing to announce. */
+  private messagesFor(device: Device): (() => DiscoveryMessage[]) | undefined {
+    if (device.type === 'sensor') return () => oneWireDiscoveryMessages(device, this.context);
+    const slave = this.slaveOf(device);
+    return slave ? () => discoveryMessages(device, slave, this.context) : undefined;
   }
 }
 
 /** What a config is built from besides fixed facts: the name, and the analog unit and range. */
 function configInputs(device: Device): string {
-  const { mode, unit, range, counter } = device.full();
-  return JSON.stringify([device.alias ?? '', mode, unit, range, typeof counter]);
+  const { mode, unit, range, counter, type } = device.full();
+  return JSON.stringify([device.alias ?? '', mode, unit, range, typeof counter, type]);
 }

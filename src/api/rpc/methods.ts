@@ -1,5 +1,6 @@
 import type { Device, DeviceState, DeviceType } from '../../devices/device.js';
 import { RequestError } from '../../errors.js';
+import { OneWireBusDevice } from '../../onewire/owbus-device.js';
 import { CANONICAL_TYPES } from '../../registry/type-names.js';
 import { writeDevice } from '../../registry/write.js';
 import type { DeviceRouteContext } from '../http/device-routes.js';
@@ -14,9 +15,8 @@ import { fieldsFromValue } from '../set-arguments.js';
 //    broken (`input_set`, `sensor_set`, `owbus_set`, `owbus_scan`) or wrong
 //    (`relay_set`/`output_set` switched ON for the string "0").
 // Where both families have the name, EVOK's wins: `sensor_get` and
-// `owbus_get` keep EVOK's answers. EVOK's `owbus_list` waits for a 1-Wire
-// bus that knows its sensors; its `ai_set_*` family always failed and has no
-// meaning on v3 boards, so neither exists here.
+// `owbus_get` keep EVOK's answers. EVOK's `ai_set_*` family always failed
+// and has no meaning on v3 boards, so it does not exist here.
 
 export interface RpcMethod {
   /** Parameter names, for calls with named parameters. */
@@ -116,6 +116,15 @@ function buildTable(): Map<string, RpcMethod> {
     sensor_get_value: getter('sensor', (fields) => field(fields, 'value', 'sensor')),
     owbus_get: getter('owbus', (fields) => field(fields, 'scan_interval', 'owbus')),
     owbus_scan: { params: ['circuit'], required: 1, run: (ctx, [circuit]) => write(ctx, 'owbus', circuit, { do_scan: true }) },
+    owbus_list: {
+      params: ['circuit'],
+      required: 1,
+      readOnly: true,
+      run: (ctx, [circuit]) => {
+        const bus = device(ctx, 'owbus', circuit);
+        return bus instanceof OneWireBusDevice ? bus.list() : {};
+      },
+    },
   };
   for (const [name, method] of Object.entries(evok)) table.set(name, method);
   return table;

@@ -169,7 +169,7 @@ test('unknown keys are warnings with file:line in file order, with hints for EVO
   ]);
 });
 
-test('unsupported buses are warnings, not errors', () => {
+test('unsupported buses are warnings, not errors; 1-Wire buses are read apart', () => {
   const file = writeConfig([
     'comm_channels:',
     '  ONEWIRE: {type: OWBUS, interval: 10}',
@@ -181,8 +181,8 @@ test('unsupported buses are warnings, not errors', () => {
   ]);
   const { config, warnings } = loadConfig({ file });
   assert.deepEqual(config.buses.map((bus) => bus.name), ['EMPTY', 'A', 'B']);
+  assert.deepEqual(config.oneWireBuses.map((bus) => [bus.name, bus.type, bus.interval]), [['ONEWIRE', 'OWBUS', 10]]);
   assert.deepEqual(warnings, [
-    `${file}:2: comm_channels.ONEWIRE: 1-Wire not supported yet, bus ignored`,
     `${file}:3: comm_channels.CAN.type: bus type 'CANBUS' is not supported (MODBUSTCP, MODBUSRTU or SIMULATOR), bus ignored`,
     `${file}:4: comm_channels.NOTYPE: no 'type' given (MODBUSTCP, MODBUSRTU or SIMULATOR), bus ignored`,
     `${file}:5: comm_channels.EMPTY: bus has no devices`,

@@ -68,7 +68,7 @@ test('an empty file gives EVOK defaults, loopback address and the EVOK alias pat
   assert.equal(config.aliasFile, '/var/lib/evok/alias.yaml');
 });
 
-test('autogen-style Neuron L533: three boards, bus device_info, 1-Wire bus ignored with a warning', () => {
+test('autogen-style Neuron L533: three boards, bus device_info, a 1-Wire bus', () => {
   const { config, warnings } = loadConfig({ file: join(fixtures, 'neuron-l533.yaml') });
   const tcp: TcpBusConfig = bus(config.buses, 'LOCAL_TCP', 'MODBUSTCP');
   assert.equal(config.buses.length, 1);
@@ -80,8 +80,10 @@ test('autogen-style Neuron L533: three boards, bus device_info, 1-Wire bus ignor
   assert.deepEqual(tcp.devices.map((device) => [device.name, device.model, device.slaveId]), [['1', '00', 1], ['2', '13', 2], ['3', '13', 3]]);
   // The bus has a device_info and the devices have none, so EVOK registers none per device.
   assert.ok(tcp.devices.every((device) => device.deviceInfo === undefined));
-  assert.equal(warnings.length, 1);
-  assert.match(warnings[0], /neuron-l533\.yaml:23: comm_channels\.OWBUS: 1-Wire not supported yet, bus ignored/);
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(config.oneWireBuses, [
+    { name: 'OWBUS', type: 'OWFS', hostname: '127.0.0.1', port: 4304, timeoutMs: 3000, interval: 10, scanInterval: 60, owpower: '1' },
+  ]);
 });
 
 test('RS485 extensions: serial defaults, integer model 00, per-device device_info', () => {
@@ -121,8 +123,8 @@ test('shipped layout: autogen.yaml is read first and config.yaml wins where both
   ]);
   assert.deepEqual(config.apis.webhook.deviceMask, ['input', 'wd']);
   assert.equal(config.apis.websocket.enabled, true);
-  assert.equal(warnings.length, 1);
-  assert.match(warnings[0], /autogen\.yaml:19: comm_channels\.OWBUS: 1-Wire/);
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(config.oneWireBuses.map((bus) => bus.name), ['OWBUS']);
 });
 
 test('autogen_file key is resolved against the config directory; the option wins over it', () => {

@@ -16,8 +16,9 @@ import type { RawData } from 'ws';
 //   between however many commands one client has sent.
 // - Messages that fail (bad JSON, unknown command, unknown circuit, …) draw
 //   on a token bucket. Occasional garbage never empties it; a client that
-//   keeps failing finds its messages dropped unread while the bucket is empty,
-//   and one that goes on regardless is closed with 1008.
+//   keeps failing is slowed to the bucket's refill rate (its next message
+//   waits for a token, its socket unread), and one that meanwhile keeps
+//   piling up messages is closed with 1008.
 
 export const WS_BUDGET = {
   /** Replies and pushes waiting in the socket for the client; above this, commands wait and reading stops. */
@@ -27,10 +28,11 @@ export const WS_BUDGET = {
   MAX_QUEUED_BYTES: 512 * 1024,
   COMMANDS_PER_TURN: 16,
   /** Failed messages allowed in a burst, and refilled per second. */
-  INVALID_BURST: 32,
-  INVALID_PER_SECOND: 16,
-  /** Messages dropped while the bucket was empty before the client is closed. */
-  INVALID_STRIKES: 256,
+  INVALID_BURST: 64,
+  INVALID_PER_SECOND: 64,
+  /** Waits for a token with at least FLOOD_QUEUE messages behind it: then the client is flooding, not erring. */
+  FLOOD_QUEUE: 8,
+  INVALID_STRIKES: 64,
   /** A closing client that does not answer the close handshake is cut off after this. */
   CLOSE_GRACE_MS: 1000,
 } as const;
@@ -90,7 +92,7 @@ export class CommandQueue {
   }
 }
 
-export type InvalidVerdict = 'allowed' | 'drop' | 'close';
+export type InvalidVerdict = 'allowed' | 'wait' | 'close';
 
 /** Token bucket for failed messages: cheap to ask, fair to a client that errs now and then. */
 export class InvalidMessageLimiter {
@@ -110,11 +112,24 @@ export class InvalidMessageLimiter {
     this.refilledAt = now;
   }
 
-  /** Whether the next message may be looked at at all; an empty bucket means it is dropped unread. */
-  admit(): InvalidVerdict {
+  /**
+   * Whether the next message may run now; `wait` means after waitMs(). A
+   * client that has `queued` messages behind it while it waits is flooding,
+   * and is told to go after INVALID_STRIKES such waits.
+   */
+  admit(queued: number): InvalidVerdict {
     this.refill();
-    if (this.tokens >= 1) return 'allowed';
-    return ++this.strikes >= WS_BUDGET.INVALID_STRIKES ? 'close' : 'drop';
+    if (this.tokens >= 1) {
+      if (this.tokens >= WS_BUDGET.INVALID_BURST) this.strikes = 0;
+      return 'allowed';
+    }
+    if (queued >= WS_BUDGET.FLOOD_QUEUE && ++this.strikes >= WS_BUDGET.INVALID_STRIKES) return 'close';
+    return 'wait';
+  }
+
+  /** Time until the bucket holds a whole token again. */
+  waitMs(): number {
+    return Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / WS_BUDGET.INVALID_PER_SECOND));
   }
 
   /** A message failed: it costs one token. */
@@ -126,4 +141,8 @@ export class InvalidMessageLimiter {
 /** Yields the event loop so sockets, timers and other clients get their turn. */
 export function yieldTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

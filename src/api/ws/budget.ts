@@ -8,8 +8,9 @@ import type { RawData } from 'ws';
 // - Commands wait in a queue bounded in count and bytes. While more than
 //   REPLY_BACKLOG_BYTES are waiting to go out to the client, no command runs
 //   and the socket is not read: the rest waits in TCP, on the client's side.
-//   A command identical to the one queued just before it is dropped (its
-//   reply would be the same, or the same write done twice). A client that
+//   Meanwhile a command identical to the one queued just before it is
+//   dropped (its reply would be the same, or the same write done twice): a
+//   client that does not read its replies cannot count them either. A client that
 //   still overflows the queue is closed with 1008.
 // - At most COMMANDS_PER_TURN commands run before the client yields the event
 //   loop (setImmediate), so HTTP requests and other clients are served in
@@ -62,8 +63,9 @@ export class CommandQueue {
     return this.frames.length - this.head;
   }
 
-  push(data: RawData, isBinary: boolean): Enqueued {
-    const last = this.length > 0 ? this.frames[this.frames.length - 1]! : undefined;
+  /** `coalesce`: drop the frame when it repeats the last one queued (the client is behind on its replies). */
+  push(data: RawData, isBinary: boolean, coalesce: boolean): Enqueued {
+    const last = coalesce && this.length > 0 ? this.frames[this.frames.length - 1]! : undefined;
     if (last && last[1] === isBinary && sameFrame(last[0], data)) return 'coalesced';
     const size = sizeOf(data);
     if (this.length >= WS_BUDGET.MAX_QUEUED_COMMANDS || this.bytes + size > WS_BUDGET.MAX_QUEUED_BYTES) return 'overflow';

@@ -52,7 +52,7 @@ export class WsClient {
 
   receive(data: RawData, isBinary: boolean): void {
     if (this.closing) return;
-    if (this.commands.push(data, isBinary) === 'overflow') {
+    if (this.commands.push(data, isBinary, this.backlogged()) === 'overflow') {
       this.closeForPolicy('too many commands waiting: read the replies');
       return;
     }

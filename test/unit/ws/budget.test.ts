@@ -40,15 +40,16 @@ async function normalClient(gate: Gate, count: number): Promise<number> {
 test('the command queue coalesces repeats and refuses past its bounds', () => {
   const queue = new CommandQueue();
   const all = Buffer.from('{"cmd":"all"}');
-  assert.equal(queue.push(all, false), 'queued');
-  assert.equal(queue.push(Buffer.from('{"cmd":"all"}'), false), 'coalesced');
+  assert.equal(queue.push(all, false, true), 'queued');
+  assert.equal(queue.push(Buffer.from('{"cmd":"all"}'), false, true), 'coalesced', 'a client behind on its replies');
+  assert.equal(queue.push(Buffer.from('{"cmd":"all"}'), false, false), 'queued', 'a client that reads gets every reply');
   let verdict = 'queued';
-  for (let i = 0; verdict === 'queued'; i++) verdict = queue.push(Buffer.from(`{"cmd":"all","n":${i}}`), false);
+  for (let i = 0; verdict === 'queued'; i++) verdict = queue.push(Buffer.from(`{"cmd":"all","n":${i}}`), false, true);
   assert.equal(verdict, 'overflow');
   assert.equal(queue.length, WS_BUDGET.MAX_QUEUED_COMMANDS);
   for (let i = 0; i < WS_BUDGET.MAX_QUEUED_COMMANDS; i++) assert.ok(queue.shift());
   assert.equal(queue.shift(), undefined);
-  assert.equal(queue.push(Buffer.alloc(WS_BUDGET.MAX_QUEUED_BYTES + 1), false), 'overflow', 'bytes are bounded too');
+  assert.equal(queue.push(Buffer.alloc(WS_BUDGET.MAX_QUEUED_BYTES + 1), false, false), 'overflow', 'bytes are bounded too');
 });
 
 test('the invalid-message bucket forgives now and then, slows a stream of failures, closes a flood', () => {

@@ -28,7 +28,7 @@ import WebSocket from 'ws';
 import { serviceNodeOptions } from './service-options.mjs';
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
-const BUNDLE = fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
+const BUNDLE = process.env.ABUSE_BUNDLE ?? fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
 const RESULTS = join(BENCH_DIR, 'results');
 const DURATION_S = Number(process.env.ABUSE_DURATION ?? 8);
 /** The normal client's pace: one request, then this pause. */
@@ -332,6 +332,7 @@ async function main() {
   }
   const table = lines.join('\n');
   console.log(table);
+  if (process.env.ABUSE_BUNDLE) return; // a comparison run does not replace the results of this build
   writeFileSync(join(RESULTS, 'abuse.md'), `${table}\n`);
   writeFileSync(join(RESULTS, 'abuse.json'), `${JSON.stringify({ durationS: DURATION_S, quiet, quietKept, rows }, null, 2)}\n`);
 }

@@ -2,8 +2,9 @@
 // Abuse benchmark: hostile and broken clients against the built daemon
 // (dist/iogate.js with the service unit's Node options, default limits,
 // bench/config.yaml with the WebSocket on),
-// while a normal loopback client, in a process of its own, sends one GET
-// every few milliseconds on a fresh connection (as curl or a script would).
+// while two normal loopback clients, each in a process of its own, send one
+// GET every few milliseconds: one on a fresh connection each time (as curl or
+// a script would), one on a kept-alive connection (as a poller would).
 // For each attack: the share of the normal client's requests answered 200,
 // its p50/p99 against a quiet baseline from the same run, and the daemon's
 // peak RSS against its quiet peak.
@@ -17,7 +18,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
+import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +28,7 @@ import WebSocket from 'ws';
 import { serviceNodeOptions } from './service-options.mjs';
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
-const BUNDLE = fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
+const BUNDLE = process.env.ABUSE_BUNDLE ?? fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
 const RESULTS = join(BENCH_DIR, 'results');
 const DURATION_S = Number(process.env.ABUSE_DURATION ?? 8);
 /** The normal client's pace: one request, then this pause. */
@@ -37,8 +38,13 @@ const NEEDED_FDS = 24_000;
 
 // ------------------------------------------------------------ normal client
 
-/** Runs in a child process so the attackers' work in this one does not colour its timings. */
-async function normalClient(port, seconds) {
+/**
+ * Runs in a child process so the attackers' work in this one does not colour
+ * its timings. `keepAlive`: one connection reused for every request (as
+ * Home Assistant or a SCADA poller holds it) instead of one per request.
+ */
+async function normalClient(port, seconds, keepAlive) {
+  const agent = keepAlive ? new Agent({ keepAlive: true, maxSockets: 1 }) : false;
   const latencies = [];
   let sent = 0;
   let served = 0;
@@ -48,7 +54,7 @@ async function normalClient(port, seconds) {
     sent++;
     const started = performance.now();
     const outcome = await new Promise((resolve) => {
-      const req = request({ host: '127.0.0.1', port, path: '/rest/di/1_01', agent: false, timeout: NORMAL_TIMEOUT_MS }, (res) => {
+      const req = request({ host: '127.0.0.1', port, path: '/rest/di/1_01', agent, timeout: NORMAL_TIMEOUT_MS }, (res) => {
         res.resume();
         res.on('end', () => resolve(res.statusCode === 200 ? 'ok' : `status ${res.statusCode}`));
         res.on('error', (error) => resolve(error.code ?? error.message));
@@ -70,8 +76,8 @@ async function normalClient(port, seconds) {
   process.stdout.write(JSON.stringify({ sent, served, p50: at(0.5), p99: at(0.99), max: latencies.at(-1) ?? null, failures }));
 }
 
-function runNormalClient(port, seconds) {
-  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--normal-client', String(port), String(seconds)], {
+function runNormalClient(port, seconds, keepAlive = false) {
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--normal-client', String(port), String(seconds), keepAlive ? 'keep-alive' : 'fresh'], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let text = '';
@@ -258,9 +264,10 @@ const ATTACKS = {
 
 function ensureDescriptors() {
   const soft = Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim());
-  if (soft >= NEEDED_FDS || process.env.ABUSE_FDS_RAISED) return;
+  if (soft >= NEEDED_FDS || process.env.ABUSE_FDS_RAISED) return false;
   const hard = execFileSync('sh', ['-c', 'ulimit -Hn'], { encoding: 'utf8' }).trim();
   const target = hard === 'unlimited' ? NEEDED_FDS : Math.min(NEEDED_FDS, Number(hard));
+  if (target <= soft) return false;
   console.error(`raising the descriptor limit from ${soft} to ${target} (10,000 idle connections need them)`);
   const child = spawn('sh', ['-c', `ulimit -n ${target} && exec "$0" "$@"`, process.execPath, ...process.argv.slice(1)], {
     stdio: 'inherit',
@@ -281,7 +288,7 @@ async function main() {
 
   console.error(`quiet baseline (${DURATION_S} s)`);
   const quietDaemon = await startDaemon(config);
-  const quiet = await runNormalClient(quietDaemon.port, DURATION_S);
+  const [quiet, quietKept] = await Promise.all([runNormalClient(quietDaemon.port, DURATION_S), runNormalClient(quietDaemon.port, DURATION_S, true)]);
   quiet.peakRss = quietDaemon.peakRss();
   await quietDaemon.stop();
 
@@ -292,39 +299,46 @@ async function main() {
     const daemon = await startDaemon(config);
     const swarm = attack.start(daemon.port);
     await sleep(1500); // the attack reaches full strength before measuring
-    const normal = await runNormalClient(daemon.port, DURATION_S);
+    const [normal, kept] = await Promise.all([runNormalClient(daemon.port, DURATION_S), runNormalClient(daemon.port, DURATION_S, true)]);
     const attackers = swarm.stats();
     swarm.stop();
     const alive = daemon.alive();
     normal.peakRss = daemon.peakRss();
     await daemon.stop();
-    rows.push({ name, label: attack.label, normal, attackers, alive });
-    console.error(`  served ${normal.served}/${normal.sent}, p99 ${fmt(normal.p99, 2)} ms, peak RSS ${fmt(normal.peakRss)} MB, attackers ${JSON.stringify(attackers)}`);
+    rows.push({ name, label: attack.label, normal, kept, attackers, alive });
+    console.error(
+      `  fresh connections: served ${normal.served}/${normal.sent}, p99 ${fmt(normal.p99, 2)} ms; keep-alive: served ${kept.served}/${kept.sent}, p99 ${fmt(kept.p99, 2)} ms; peak RSS ${fmt(normal.peakRss)} MB; attackers ${JSON.stringify(attackers)}`,
+    );
   }
 
+  const share = (client) => (client.sent ? (100 * client.served) / client.sent : 0);
+  const p99Ratio = (client, base) => (client.p99 && base.p99 ? client.p99 / base.p99 : null);
   const lines = [
-    `Quiet baseline: ${quiet.served}/${quiet.sent} served, p50 ${fmt(quiet.p50, 2)} ms, p99 ${fmt(quiet.p99, 2)} ms, peak RSS ${fmt(quiet.peakRss)} MB.`,
+    `Quiet baseline: fresh connections ${quiet.served}/${quiet.sent} served, p50 ${fmt(quiet.p50, 2)} ms, p99 ${fmt(quiet.p99, 2)} ms; ` +
+      `keep-alive ${quietKept.served}/${quietKept.sent}, p50 ${fmt(quietKept.p50, 2)} ms, p99 ${fmt(quietKept.p99, 2)} ms; peak RSS ${fmt(quiet.peakRss)} MB.`,
     '',
-    '| attack | normal client served | p50 ms | p99 ms | p99 / quiet | peak RSS MB | RSS / quiet | verdict |',
-    '|---|---:|---:|---:|---:|---:|---:|---|',
+    '| attack | served (new connection each) | p50 / p99 ms | p99 / quiet | served (keep-alive) | p50 / p99 ms | p99 / quiet | peak RSS MB | RSS / quiet | verdict |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
-  for (const { label, normal, alive } of rows) {
-    const share = normal.sent ? (100 * normal.served) / normal.sent : 0;
-    const p99Ratio = normal.p99 && quiet.p99 ? normal.p99 / quiet.p99 : null;
+  for (const { label, normal, kept, alive } of rows) {
     const rssRatio = normal.peakRss / quiet.peakRss;
-    const pass = alive && share >= 99 && p99Ratio !== null && p99Ratio <= 10 && rssRatio <= 1.5;
+    const ok = (client, base) => share(client) >= 99 && p99Ratio(client, base) !== null && p99Ratio(client, base) <= 10;
+    const pass = alive && ok(normal, quiet) && ok(kept, quietKept) && rssRatio <= 1.5;
     lines.push(
-      `| ${label} | ${fmt(share, 1)} % (${normal.served}/${normal.sent}) | ${fmt(normal.p50, 2)} | ${fmt(normal.p99, 2)} | ${fmt(p99Ratio, 2)}× | ${fmt(normal.peakRss)} | ${fmt(rssRatio, 2)}× | ${pass ? 'pass' : '**miss**'} |`,
+      `| ${label} | ${fmt(share(normal), 1)} % (${normal.served}/${normal.sent}) | ${fmt(normal.p50, 2)} / ${fmt(normal.p99, 2)} | ${fmt(p99Ratio(normal, quiet), 2)}× ` +
+        `| ${fmt(share(kept), 1)} % (${kept.served}/${kept.sent}) | ${fmt(kept.p50, 2)} / ${fmt(kept.p99, 2)} | ${fmt(p99Ratio(kept, quietKept), 2)}× ` +
+        `| ${fmt(normal.peakRss)} | ${fmt(rssRatio, 2)}× | ${pass ? 'pass' : '**miss**'} |`,
     );
   }
   const table = lines.join('\n');
   console.log(table);
+  if (process.env.ABUSE_BUNDLE) return; // a comparison run does not replace the results of this build
   writeFileSync(join(RESULTS, 'abuse.md'), `${table}\n`);
-  writeFileSync(join(RESULTS, 'abuse.json'), `${JSON.stringify({ durationS: DURATION_S, quiet, rows }, null, 2)}\n`);
+  writeFileSync(join(RESULTS, 'abuse.json'), `${JSON.stringify({ durationS: DURATION_S, quiet, quietKept, rows }, null, 2)}\n`);
 }
 
 if (process.argv[2] === '--normal-client') {
-  await normalClient(Number(process.argv[3]), Number(process.argv[4]));
+  await normalClient(Number(process.argv[3]), Number(process.argv[4]), process.argv[5] === 'keep-alive');
 } else {
   await main();
 }

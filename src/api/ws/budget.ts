@@ -8,16 +8,18 @@ import type { RawData } from 'ws';
 // - Commands wait in a queue bounded in count and bytes. While more than
 //   REPLY_BACKLOG_BYTES are waiting to go out to the client, no command runs
 //   and the socket is not read: the rest waits in TCP, on the client's side.
-//   A command identical to the one queued just before it is dropped (its
-//   reply would be the same, or the same write done twice). A client that
+//   Meanwhile a command identical to the one queued just before it is
+//   dropped (its reply would be the same, or the same write done twice): a
+//   client that does not read its replies cannot count them either. A client that
 //   still overflows the queue is closed with 1008.
 // - At most COMMANDS_PER_TURN commands run before the client yields the event
 //   loop (setImmediate), so HTTP requests and other clients are served in
 //   between however many commands one client has sent.
 // - Messages that fail (bad JSON, unknown command, unknown circuit, …) draw
 //   on a token bucket. Occasional garbage never empties it; a client that
-//   keeps failing finds its messages dropped unread while the bucket is empty,
-//   and one that goes on regardless is closed with 1008.
+//   keeps failing is slowed to the bucket's refill rate (its next message
+//   waits for a token, its socket unread), and one that meanwhile keeps
+//   piling up messages is closed with 1008.
 
 export const WS_BUDGET = {
   /** Replies and pushes waiting in the socket for the client; above this, commands wait and reading stops. */
@@ -27,10 +29,11 @@ export const WS_BUDGET = {
   MAX_QUEUED_BYTES: 512 * 1024,
   COMMANDS_PER_TURN: 16,
   /** Failed messages allowed in a burst, and refilled per second. */
-  INVALID_BURST: 32,
-  INVALID_PER_SECOND: 16,
-  /** Messages dropped while the bucket was empty before the client is closed. */
-  INVALID_STRIKES: 256,
+  INVALID_BURST: 64,
+  INVALID_PER_SECOND: 64,
+  /** Waits for a token with at least FLOOD_QUEUE messages behind it: then the client is flooding, not erring. */
+  FLOOD_QUEUE: 8,
+  INVALID_STRIKES: 64,
   /** A closing client that does not answer the close handshake is cut off after this. */
   CLOSE_GRACE_MS: 1000,
 } as const;
@@ -60,8 +63,9 @@ export class CommandQueue {
     return this.frames.length - this.head;
   }
 
-  push(data: RawData, isBinary: boolean): Enqueued {
-    const last = this.length > 0 ? this.frames[this.frames.length - 1]! : undefined;
+  /** `coalesce`: drop the frame when it repeats the last one queued (the client is behind on its replies). */
+  push(data: RawData, isBinary: boolean, coalesce: boolean): Enqueued {
+    const last = coalesce && this.length > 0 ? this.frames[this.frames.length - 1]! : undefined;
     if (last && last[1] === isBinary && sameFrame(last[0], data)) return 'coalesced';
     const size = sizeOf(data);
     if (this.length >= WS_BUDGET.MAX_QUEUED_COMMANDS || this.bytes + size > WS_BUDGET.MAX_QUEUED_BYTES) return 'overflow';
@@ -90,7 +94,7 @@ export class CommandQueue {
   }
 }
 
-export type InvalidVerdict = 'allowed' | 'drop' | 'close';
+export type InvalidVerdict = 'allowed' | 'wait' | 'close';
 
 /** Token bucket for failed messages: cheap to ask, fair to a client that errs now and then. */
 export class InvalidMessageLimiter {
@@ -110,11 +114,24 @@ export class InvalidMessageLimiter {
     this.refilledAt = now;
   }
 
-  /** Whether the next message may be looked at at all; an empty bucket means it is dropped unread. */
-  admit(): InvalidVerdict {
+  /**
+   * Whether the next message may run now; `wait` means after waitMs(). A
+   * client that has `queued` messages behind it while it waits is flooding,
+   * and is told to go after INVALID_STRIKES such waits.
+   */
+  admit(queued: number): InvalidVerdict {
     this.refill();
-    if (this.tokens >= 1) return 'allowed';
-    return ++this.strikes >= WS_BUDGET.INVALID_STRIKES ? 'close' : 'drop';
+    if (this.tokens >= 1) {
+      if (this.tokens >= WS_BUDGET.INVALID_BURST) this.strikes = 0;
+      return 'allowed';
+    }
+    if (queued >= WS_BUDGET.FLOOD_QUEUE && ++this.strikes >= WS_BUDGET.INVALID_STRIKES) return 'close';
+    return 'wait';
+  }
+
+  /** Time until the bucket holds a whole token again. */
+  waitMs(): number {
+    return Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / WS_BUDGET.INVALID_PER_SECOND));
   }
 
   /** A message failed: it costs one token. */
@@ -126,4 +143,8 @@ export class InvalidMessageLimiter {
 /** Yields the event loop so sockets, timers and other clients get their turn. */
 export function yieldTurn(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+export function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -1,7 +1,7 @@
 import { WebSocket, type RawData } from 'ws';
 import type { Device, DeviceType } from '../../devices/device.js';
 import type { Scope } from '../access/auth.js';
-import { CLOSE_POLICY, CommandQueue, InvalidMessageLimiter, WS_BUDGET, yieldTurn } from './budget.js';
+import { CLOSE_POLICY, CommandQueue, InvalidMessageLimiter, WS_BUDGET, pause, yieldTurn } from './budget.js';
 
 // One WebSocket connection: its push filter and its outbox. The outbox is a
 // set of devices, not a queue of messages: a device that changes again before
@@ -67,7 +67,7 @@ export class WsClient {
 
   receive(data: RawData, isBinary: boolean): void {
     if (this.closing) return;
-    if (this.commands.push(data, isBinary) === 'overflow') {
+    if (this.commands.push(data, isBinary, this.backlogged()) === 'overflow') {
       this.closeForPolicy('too many commands waiting: read the replies');
       return;
     }
@@ -89,15 +89,18 @@ export class WsClient {
     this.runningCommand = true;
     this.updateReading();
     let thisTurn = 0;
-    while (!this.closing && !this.backlogged()) {
-      const next = this.commands.shift();
-      if (!next) break;
-      const verdict = this.invalid.admit();
+    while (!this.closing && this.socket.readyState === WebSocket.OPEN && !this.backlogged() && this.commands.length > 0) {
+      const verdict = this.invalid.admit(this.commands.length - 1);
       if (verdict === 'close') {
         this.closeForPolicy('too many invalid messages');
         break;
       }
-      if (verdict === 'allowed') await this.runCommand(this, next[0], next[1]);
+      if (verdict === 'wait') {
+        await pause(this.invalid.waitMs());
+        continue;
+      }
+      const next = this.commands.shift()!;
+      await this.runCommand(this, next[0], next[1]);
       if (++thisTurn >= WS_BUDGET.COMMANDS_PER_TURN) {
         thisTurn = 0;
         await yieldTurn();

@@ -40,35 +40,49 @@ async function normalClient(gate: Gate, count: number): Promise<number> {
 test('the command queue coalesces repeats and refuses past its bounds', () => {
   const queue = new CommandQueue();
   const all = Buffer.from('{"cmd":"all"}');
-  assert.equal(queue.push(all, false), 'queued');
-  assert.equal(queue.push(Buffer.from('{"cmd":"all"}'), false), 'coalesced');
+  assert.equal(queue.push(all, false, true), 'queued');
+  assert.equal(queue.push(Buffer.from('{"cmd":"all"}'), false, true), 'coalesced', 'a client behind on its replies');
+  assert.equal(queue.push(Buffer.from('{"cmd":"all"}'), false, false), 'queued', 'a client that reads gets every reply');
   let verdict = 'queued';
-  for (let i = 0; verdict === 'queued'; i++) verdict = queue.push(Buffer.from(`{"cmd":"all","n":${i}}`), false);
+  for (let i = 0; verdict === 'queued'; i++) verdict = queue.push(Buffer.from(`{"cmd":"all","n":${i}}`), false, true);
   assert.equal(verdict, 'overflow');
   assert.equal(queue.length, WS_BUDGET.MAX_QUEUED_COMMANDS);
   for (let i = 0; i < WS_BUDGET.MAX_QUEUED_COMMANDS; i++) assert.ok(queue.shift());
   assert.equal(queue.shift(), undefined);
-  assert.equal(queue.push(Buffer.alloc(WS_BUDGET.MAX_QUEUED_BYTES + 1), false), 'overflow', 'bytes are bounded too');
+  assert.equal(queue.push(Buffer.alloc(WS_BUDGET.MAX_QUEUED_BYTES + 1), false, false), 'overflow', 'bytes are bounded too');
 });
 
-test('the invalid-message bucket forgives now and then, drops a flood, then closes', () => {
+test('the invalid-message bucket forgives now and then, slows a stream of failures, closes a flood', () => {
   let now = 0;
   const limiter = new InvalidMessageLimiter(() => now);
-  // Occasional garbage, one bad message a second for an hour: never dropped.
+  // Occasional garbage, one bad message a second for an hour: never held back.
   for (let i = 0; i < 3600; i++, now += 1000) {
-    assert.equal(limiter.admit(), 'allowed');
+    assert.equal(limiter.admit(0), 'allowed');
     limiter.failed();
   }
-  const verdicts = new Map<string, number>();
-  for (let i = 0; i < 10_000; i++) {
-    const verdict = limiter.admit();
-    verdicts.set(verdict, (verdicts.get(verdict) ?? 0) + 1);
-    if (verdict === 'close') break;
+  // A client that errs as fast as it can, one message at a time: slowed to the refill rate, never closed.
+  let waits = 0;
+  for (let sent = 0; sent < 1000; ) {
+    const verdict = limiter.admit(1);
+    assert.notEqual(verdict, 'close');
+    if (verdict === 'wait') {
+      waits++;
+      now += limiter.waitMs();
+      continue;
+    }
+    limiter.failed();
+    sent++;
+  }
+  assert.ok(waits >= 1000 - WS_BUDGET.INVALID_BURST, `${waits} waits`);
+  // One that piles messages up while it waits is flooding: closed after INVALID_STRIKES waits.
+  const verdicts: string[] = [];
+  for (let i = 0; i < 10_000 && verdicts.at(-1) !== 'close'; i++) {
+    const verdict = limiter.admit(WS_BUDGET.FLOOD_QUEUE);
+    verdicts.push(verdict);
     if (verdict === 'allowed') limiter.failed();
   }
-  assert.equal(verdicts.get('allowed'), WS_BUDGET.INVALID_BURST);
-  assert.equal(verdicts.get('drop'), WS_BUDGET.INVALID_STRIKES - 1);
-  assert.equal(verdicts.get('close'), 1);
+  assert.equal(verdicts.filter((verdict) => verdict === 'wait').length, WS_BUDGET.INVALID_STRIKES - 1);
+  assert.equal(verdicts.at(-1), 'close');
 });
 
 test('a client that floods `all` and never reads: bounded backlog, closed past the queue limit, HTTP served', async () => {
@@ -120,11 +134,11 @@ test('a client that floods garbage and unknown circuits is closed with 1008; HTT
   }
 });
 
-test('occasional garbage is ignored and never disconnects', async () => {
+test('garbage sent a little at a time is slowed, never disconnected', async () => {
   const gate = await startGate();
   const client = await connect(gate.wsUrl);
   try {
-    for (let i = 0; i < WS_BUDGET.INVALID_BURST - 2; i++) client.send('garbage');
+    for (let i = 0; i < WS_BUDGET.INVALID_BURST + 20; i++) client.send('garbage');
     client.send({ cmd: 'full', dev: 'do', circuit: '1_01' });
     const reply = await client.nextMatching((message) => !Array.isArray(message) && message.circuit === '1_01');
     assert.equal(reply.dev, 'do');

@@ -115,7 +115,9 @@ function main(): void {
   });
   const { websocket, webhook } = config.apis;
   const ws = websocket.enabled
-    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, guards, log)
+    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, guards, log, {
+        errorReplies: websocket.errorReplies,
+      })
     : undefined;
   const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
   server.on('error', (error) => {

@@ -112,7 +112,7 @@ export interface Config {
   apis: {
     port: number;
     address: string;
-    websocket: { enabled: boolean; allFiltered: boolean };
+    websocket: { enabled: boolean; allFiltered: boolean; errorReplies: boolean };
     webhook: WebhookConfig;
     mqtt: MqttConfig;
     auth: AuthConfig;

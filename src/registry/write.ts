@@ -18,6 +18,15 @@ const STATUS_BY_KIND: Record<ModbusErrorKind, number> = {
   invalid: 400,
 };
 
+/** The pymodbus exception EVOK named in its error envelope for the same failure. */
+const EVOK_KIND: Record<ModbusErrorKind, string> = {
+  timeout: 'ModbusIOException',
+  exception: 'ModbusException',
+  protocol: 'ModbusIOException',
+  disconnected: 'ConnectionException',
+  invalid: 'ValueError',
+};
+
 export function writeDevice(
   registry: Registry,
   feed: ChangeFeed,
@@ -42,15 +51,15 @@ async function performWrite(
     }
     action = device.prepareWrite(params);
   } catch (error) {
-    if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
+    if (error instanceof ValidationError) throw new RequestError(400, error.kind, error.message);
     throw error;
   }
   if (typeof params['alias'] === 'string') registry.setAlias(device, params['alias']);
   try {
     await action();
   } catch (error) {
-    if (error instanceof ModbusError) throw new RequestError(STATUS_BY_KIND[error.kind], 'ModbusError', error.message);
-    if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
+    if (error instanceof ModbusError) throw new RequestError(STATUS_BY_KIND[error.kind], EVOK_KIND[error.kind], error.message);
+    if (error instanceof ValidationError) throw new RequestError(400, error.kind, error.message);
     throw error;
   } finally {
     // The feed passes it on only to listeners that take it (EVOK pushes no registers, MQTT does).

@@ -263,7 +263,8 @@ describe('bad messages get an error reply only with ?errors=1; the socket stays 
     ['missing dev', { cmd: 'full', circuit: '1_01' }, 'TypeError'],
     ['unknown type', { cmd: 'full', dev: 'foo', circuit: '1_01' }, 'KeyError'],
     ['unknown circuit', { cmd: 'set', dev: 'do', circuit: '9_99', value: 1 }, 'Exception'],
-    ['value out of range', { cmd: 'set', dev: 'do', circuit: '1_01', value: 7 }, 'ValidationError'],
+    ['value text int() cannot read', { cmd: 'set', dev: 'do', circuit: '1_01', value: '1.5' }, 'ValueError'],
+    ['value of a wrong type', { cmd: 'set', dev: 'do', circuit: '1_01', value: [1] }, 'ValidationError'],
     ['unknown field', { cmd: 'set', dev: 'do', circuit: '1_01', colour: 'red' }, 'ValidationError'],
     ['filter without a list', { cmd: 'filter', devices: 'di' }, 'TypeError'],
   ];

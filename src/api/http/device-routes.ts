@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Device } from '../../devices/device.js';
 import { RequestError } from '../../errors.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
@@ -66,7 +67,7 @@ function read(
     const devices = registry.list(type);
     const items = property === undefined
       ? devices.map((device) => device.json())
-      : devices.map((device) => JSON.stringify({ circuit: device.circuit, [property]: fieldOf(device.full(), property) }));
+      : devices.map((device) => `{"circuit":${JSON.stringify(device.circuit)},${fieldJson(device, property)}}`);
     sendRead(req, res, `[${items.join(',')}]`);
     return;
   }
@@ -78,12 +79,13 @@ function read(
     sendRead(req, res, text, deviceEtag(device, text));
     return;
   }
-  sendRead(req, res, JSON.stringify({ [property]: fieldOf(device.full(), property) }));
+  sendRead(req, res, `{${fieldJson(device, property)}}`);
 }
 
-function fieldOf(state: Readonly<Record<string, unknown>>, property: string): unknown {
-  if (!Object.hasOwn(state, property)) throw new RequestError(404, 'Exception', `Invalid property name '${property}'`);
-  return state[property];
+/** `"<property>":<value>` of the device, a float where EVOK writes one. */
+function fieldJson(device: Device, property: string): string {
+  if (!Object.hasOwn(device.full(), property)) throw new RequestError(404, 'Exception', `Invalid property name '${property}'`);
+  return `${JSON.stringify(property)}:${device.fieldJson(property)}`;
 }
 
 async function write(

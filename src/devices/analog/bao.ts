@@ -1,6 +1,6 @@
 import type { AnalogMode, BaoFeature } from '../../boards/model.js';
 import { float32, float32Words, round } from '../digital/bits.js';
-import type { DeviceState } from '../device.js';
+import { FLOAT_VALUE, type DeviceState } from '../device.js';
 import { ValidationError, decimal, oneOf, type FieldSpec } from '../fields.js';
 import { SlaveDevice } from '../slave/slave-device.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
@@ -22,6 +22,8 @@ interface BaoWrite {
 
 export class BrainAnalogOutput extends SlaveDevice<BaoWrite> {
   readonly type = 'ao' as const;
+  /** A float32 or scaled reading: EVOK writes it as a float (`0.0`, `5.0`). */
+  protected override readonly floatFields = FLOAT_VALUE;
   protected readonly writeSpec: FieldSpec<BaoWrite> = {
     value: decimal(0, Number.MAX_VALUE),
     mode: oneOf(Object.keys(MODES)),

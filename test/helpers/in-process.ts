@@ -54,7 +54,8 @@ export async function startGate(
 ): Promise<Gate> {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-gate-'));
   const file = join(dir, 'config.yaml');
-  writeFileSync(file, yaml);
+  // Aliases go to the temp directory, never to EVOK's /var/lib/evok/alias.yaml.
+  writeFileSync(file, /^alias_file:/m.test(yaml) ? yaml : `alias_file: ${join(dir, 'alias.yaml')}\n${yaml}`);
   const { config } = loadConfig({ file });
   const log = createLogger('CRITICAL');
   const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);

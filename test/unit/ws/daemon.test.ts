@@ -14,7 +14,7 @@ import { connect } from '../../helpers/ws-client.js';
 function configFile(yaml: string): { dir: string; file: string } {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-ws-'));
   const file = join(dir, 'config.yaml');
-  writeFileSync(file, yaml);
+  writeFileSync(file, `alias_file: ${join(dir, 'alias.yaml')}\n${yaml}`);
   return { dir, file };
 }
 

@@ -124,7 +124,7 @@ function isWebSocketPath(url: string): boolean {
  * `/ws?errors=1` (or `true`, `yes`) asks for error replies, `errors=0` (`false`,
  * `no`) turns off what the configuration turned on; undefined when not said.
  */
-export function errorRepliesRequested(url: string): boolean | undefined {
+function errorRepliesRequested(url: string): boolean | undefined {
   const query = url.indexOf('?');
   if (query < 0) return undefined;
   const value = new URLSearchParams(url.slice(query + 1)).get('errors');

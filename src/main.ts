@@ -72,30 +72,32 @@ function main(): void {
   }
 
   let loaded;
-  let userModels: Map<string, BoardModel>;
+  const userModels = new Map<string, BoardModel>();
   try {
     loaded = loadConfig({
       file: args.config,
       autogenFile: args.autogen,
       overrides: { port, address: args.address, hwDir: args['hw-dir'] },
+      // Board models are checked with the file, so every problem shows in one run.
+      check: (config) => {
+        const warnings: string[] = [];
+        for (const dir of config.hwDefinitionDirs) {
+          const found = loadHwDefinitionDir(dir);
+          for (const [name, model] of found.models) userModels.set(name, model);
+          warnings.push(...found.warnings);
+        }
+        const problems = config.buses
+          .flatMap((bus) => bus.devices)
+          .flatMap((device) => unknownModelProblems([device], userModels).map((text) => ({ at: device.modelOrigin, text })));
+        return { problems, warnings };
+      },
     });
-    userModels = new Map();
-    for (const dir of loaded.config.hwDefinitionDirs) {
-      const { models, warnings } = loadHwDefinitionDir(dir);
-      for (const [name, model] of models) userModels.set(name, model);
-      loaded.warnings.push(...warnings);
-    }
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : (error as Error).message;
     process.stderr.write(`iogate: cannot start: ${message}\n`);
     process.exit(1);
   }
   const { config, warnings } = loaded;
-  const badModels = unknownModelProblems(config.buses.flatMap((bus) => bus.devices), userModels);
-  if (badModels.length > 0) {
-    process.stderr.write(`iogate: cannot start: configuration names unknown boards:\n  ${badModels.join('\n  ')}\n`);
-    process.exit(1);
-  }
   const unsafeBind = bindPolicyProblem(config.apis);
   if (unsafeBind !== undefined) {
     process.stderr.write(`iogate: cannot start: ${unsafeBind}\n`);
@@ -115,7 +117,9 @@ function main(): void {
   });
   const { websocket, webhook } = config.apis;
   const ws = websocket.enabled
-    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, guards, log)
+    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, guards, log, {
+        errorReplies: websocket.errorReplies,
+      })
     : undefined;
   const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
   server.on('error', (error) => {

@@ -16,6 +16,11 @@ export class Findings {
     this.errors.push({ at, text: at === undefined ? message : `${formatOrigin(at)}: ${message}` });
   }
 
+  /** A problem whose text already names its place; `at` only orders it among the others. */
+  errorText(at: Origin | undefined, text: string): void {
+    this.errors.push({ at, text });
+  }
+
   warn(at: Origin | undefined, message: string): void {
     this.warnings.push({ at, text: at === undefined ? message : `${formatOrigin(at)}: ${message}` });
   }

@@ -20,6 +20,17 @@ export interface LoadOptions {
   autogenFile?: string;
   /** Command-line values that win over the file. */
   overrides?: { port?: number; address?: string; hwDir?: string };
+  /**
+   * Checks that need more than the file (board models against the hw
+   * definitions): their problems are reported with the file's own, in one pass.
+   */
+  check?: (config: Config) => { problems: CheckProblem[]; warnings: string[] };
+}
+
+export interface CheckProblem {
+  /** Where in the file, to order it; the text names it already. */
+  at: Origin | undefined;
+  text: string;
 }
 
 export function loadConfig(opts: LoadOptions): { config: Config; warnings: string[] } {
@@ -29,8 +40,10 @@ export function loadConfig(opts: LoadOptions): { config: Config; warnings: strin
   if (overrides.port !== undefined) config.apis.port = overrides.port;
   if (overrides.address !== undefined) config.apis.address = overrides.address;
   if (overrides.hwDir !== undefined) addHwDir(config.hwDefinitionDirs, resolve(overrides.hwDir), undefined, findings);
+  const checked = opts.check?.(config);
+  for (const { at, text } of checked?.problems ?? []) findings.errorText(at, text);
   if (findings.hasErrors) throw new ConfigError(findings.errorTexts());
-  return { config, warnings: findings.warningTexts() };
+  return { config, warnings: [...findings.warningTexts(), ...(checked?.warnings ?? [])] };
 }
 
 function builtInConfig(findings: Findings): Config {

@@ -23,6 +23,7 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
     websocket: {
       enabled: websocket.boolean('enabled', false),
       allFiltered: websocket.boolean('all_filtered', false),
+      errorReplies: websocket.boolean('error_replies', false),
     },
     webhook: readWebhook(apis.section('webhook')),
     mqtt: readMqtt(apis.section('mqtt'), baseDir),

@@ -5,8 +5,14 @@ import { formatOrigin, type Origin } from './yaml-tree.js';
 import { DEFAULT_RETRIES, DEFAULT_SERIAL_TIMEOUT_MS, DEFAULT_TCP_TIMEOUT_MS } from './defaults.js';
 import { readOneWireBus } from './read-onewire-bus.js';
 
-/** Device name → where it was first defined; circuits are named after devices, so names should not repeat. */
+/**
+ * Device name → where it was first defined. Circuits are named after devices
+ * (`1_01`), so the same name on two buses would send one device's writes to
+ * the other: start-up refuses it.
+ */
 type SeenDevices = Map<string, { bus: string; origin: Origin }>;
+
+const BUS_TYPES = 'MODBUSTCP, MODBUSRTU, SIMULATOR, OWFS or OWBUS';
 
 /** Modbus buses and 1-Wire buses are two kinds of bus, kept apart from here on. */
 export function readBuses(channels: ConfigSection): { buses: BusConfig[]; oneWireBuses: OneWireBusConfig[] } {
@@ -65,11 +71,12 @@ function readBus(name: string, bus: ConfigSection, seen: SeenDevices): BusConfig
     case 'OWFS':
     case 'OWBUS':
       return readOneWireBus(name, type, bus, (info) => readDeviceInfo(info, 'unknown', 'unknown'));
+    // Refused rather than skipped: the boards on it would silently be missing.
     case undefined:
-      bus.warn(bus.at, undefined, "no 'type' given (MODBUSTCP, MODBUSRTU or SIMULATOR), bus ignored");
+      bus.missing('type', BUS_TYPES);
       break;
     default:
-      bus.warn(bus.at, 'type', `bus type '${type}' is not supported (MODBUSTCP, MODBUSRTU or SIMULATOR), bus ignored`);
+      bus.error(bus.value('type')?.origin ?? bus.at, 'type', `unknown bus type '${type}' (${BUS_TYPES})`);
   }
   // An ignored bus gets one warning, not one more per key we do not read.
   bus.ignoreAll();
@@ -94,15 +101,24 @@ function readDevices(busName: string, bus: ConfigSection, hasBusInfo: boolean, s
     return [];
   }
   const devices: DeviceConfig[] = [];
+  /** Slave id → the device of this bus that has it: two would answer to, and be written as, one. */
+  const slaveIds = new Map<number, { name: string; origin: Origin }>();
   for (const { name, section } of bus.section('devices').children()) {
     const device = readDevice(name, section, hasBusInfo);
     section.warnUnknownKeys();
     if (device === undefined) continue;
     const earlier = seen.get(name);
     if (earlier !== undefined) {
-      section.warn(section.at, undefined, `device name '${name}' is also used on bus ${earlier.bus} (${formatOrigin(earlier.origin)}); their circuits will clash`);
+      section.error(section.at, undefined, `device name '${name}' is also used on bus ${earlier.bus} (${formatOrigin(earlier.origin)}): their circuits would be the same`);
     } else {
       seen.set(name, { bus: busName, origin: section.at });
+    }
+    const idOrigin = section.value('slave-id')?.origin ?? section.at;
+    const sharing = slaveIds.get(device.slaveId);
+    if (sharing !== undefined) {
+      section.error(idOrigin, 'slave-id', `slave-id ${device.slaveId} is also device ${sharing.name}'s on this bus (${formatOrigin(sharing.origin)})`);
+    } else {
+      slaveIds.set(device.slaveId, { name, origin: idOrigin });
     }
     devices.push(device);
   }
@@ -120,6 +136,7 @@ function readDevice(name: string, device: ConfigSection, hasBusInfo: boolean): D
     name,
     model,
     modelAt: `${modelNode ? formatOrigin(modelNode.origin) : '?'}: ${device.path}.model`,
+    modelOrigin: modelNode?.origin,
     slaveId: device.integer('slave-id', 1, 0, 247),
     scanFrequency: device.number('scan_frequency', 50, 0),
     scanEnabled: device.boolean('scan_enabled', true),

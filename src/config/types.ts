@@ -1,5 +1,6 @@
 // The daemon's configuration after an EVOK config.yaml (plus autogen.yaml and
 // command-line overrides) has been read, validated and given its defaults.
+import type { Origin } from './yaml-tree.js';
 
 export interface DeviceInfoConfig {
   family: string;
@@ -14,6 +15,8 @@ export interface DeviceConfig {
   model: string;
   /** Where `model` was written, `file:line: key.path`, for a message if no board has that name. */
   modelAt?: string;
+  /** Where `model` was written, to report an unknown model in file order with the other problems. */
+  modelOrigin?: Origin;
   slaveId: number;
   /** Hz; 0 means as fast as the bus allows. */
   scanFrequency: number;
@@ -140,7 +143,7 @@ export interface Config {
   apis: {
     port: number;
     address: string;
-    websocket: { enabled: boolean; allFiltered: boolean };
+    websocket: { enabled: boolean; allFiltered: boolean; errorReplies: boolean };
     webhook: WebhookConfig;
     mqtt: MqttConfig;
     auth: AuthConfig;

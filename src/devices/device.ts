@@ -1,4 +1,5 @@
 import { parseFields, type FieldSpec } from './fields.js';
+import { floatText, objectJson } from '../json-text.js';
 
 // A device is one addressable thing of the API (`di 1_01`, `ro 2_03` …). It
 // decodes its state from the slave's register cache and keeps the JSON text of
@@ -24,6 +25,9 @@ export type DeviceType =
 
 export type DeviceState = Record<string, unknown>;
 
+/** `floatFields` of devices whose `value` EVOK writes as a float (analog values). */
+export const FLOAT_VALUE: ReadonlySet<string> = new Set(['value']);
+
 export abstract class Device<P extends object = object> {
   abstract readonly type: DeviceType;
   /** Whether changes are pushed to WebSocket, webhook and MQTT listeners. */
@@ -37,6 +41,8 @@ export abstract class Device<P extends object = object> {
   private text: string | undefined;
 
   protected abstract readonly writeSpec: FieldSpec<P>;
+  /** Fields EVOK writes as floats (`5.0`, not `5`); see isFloat. */
+  protected readonly floatFields: ReadonlySet<string> | undefined = undefined;
 
   constructor(readonly circuit: string) {}
 
@@ -52,7 +58,22 @@ export abstract class Device<P extends object = object> {
   }
 
   json(): string {
-    return (this.text ??= JSON.stringify(this.full()));
+    return (this.text ??= this.stateJson(this.full()));
+  }
+
+  /** JSON text of one field of `full()`, a float where EVOK writes one. */
+  fieldJson(field: string): string {
+    const value = this.full()[field];
+    return this.isFloat(field, value) ? floatText(value) : (JSON.stringify(value) ?? 'null');
+  }
+
+  protected stateJson(state: DeviceState): string {
+    return this.floatFields ? objectJson(state, (field, value) => this.isFloat(field, value)) : JSON.stringify(state);
+  }
+
+  /** Whether EVOK writes this field, with this value, as a Python float. */
+  protected isFloat(field: string, _value: unknown): boolean {
+    return this.floatFields?.has(field) ?? false;
   }
 
   /**

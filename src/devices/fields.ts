@@ -3,11 +3,26 @@
 // WebSocket and MQTT accept exactly the same writes. A value that does not fit
 // is rejected before anything is sent to the bus.
 
+/**
+ * A written value that does not fit. `kind` is the key of EVOK's error
+ * envelope for the same mistake: `ValidationError` for what EVOK's schemas
+ * refused (wrong JSON type, out of range, unknown field), `ValueError` for text
+ * that Python's `int()` or `float()` could not read.
+ */
 export class ValidationError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    readonly kind: 'ValidationError' | 'ValueError' = 'ValidationError',
+  ) {
     super(message);
-    this.name = 'ValidationError';
+    this.name = kind;
   }
+}
+
+function notANumber(field: string, raw: string, as: 'int' | 'float'): ValidationError {
+  // EVOK's messages, which name Python's conversion, prefixed with the field.
+  const python = as === 'int' ? `invalid literal for int() with base 10: '${raw}'` : `could not convert string to float: '${raw}'`;
+  return new ValidationError(`${field}: ${python}`, 'ValueError');
 }
 
 export type Coercer<T> = (raw: unknown, field: string) => T;
@@ -25,17 +40,44 @@ function numeric(raw: unknown): number | undefined {
   return undefined;
 }
 
-/** 0/1 for binary outputs: 0, 1, true, false and their string forms. */
+/** What Python's `int()` reads from text: digits with an optional sign, `_` between digits, spaces around. */
+const PYTHON_INT = /^\s*[+-]?\d+(?:_\d+)*\s*$/;
+
+/**
+ * On/off as EVOK decides it: `int(x)`, then truthiness. So 2, "2", 1.5, 255,
+ * -1 and true switch on; 0, "0", 0.5 and false switch off (flows that send
+ * 255 or a scaled value keep working). Text must be a whole number as Python
+ * reads it ("1.5" and "abc" are a ValueError); "true" and "false" are also
+ * taken. Other JSON types are refused as EVOK's schema refused them.
+ */
 export const binary: Coercer<0 | 1> = (raw, field) => {
-  if (raw === true || raw === 1 || raw === '1' || raw === 'true') return 1;
-  if (raw === false || raw === 0 || raw === '0' || raw === 'false') return 0;
-  throw new ValidationError(`${field}: ${show(raw)} is not a binary value (0, 1, true or false)`);
+  if (typeof raw === 'boolean') return raw ? 1 : 0;
+  if (typeof raw === 'number') {
+    if (!Number.isFinite(raw)) throw new ValidationError(`${field}: ${show(raw)} is not a number`, 'ValueError');
+    return Math.trunc(raw) === 0 ? 0 : 1;
+  }
+  if (typeof raw === 'string') {
+    if (raw === 'true') return 1;
+    if (raw === 'false') return 0;
+    if (!PYTHON_INT.test(raw)) throw notANumber(field, raw, 'int');
+    return /[1-9]/.test(raw) ? 1 : 0;
+  }
+  throw new ValidationError(`${field}: ${show(raw)} is not of type 'boolean', 'string', 'number'`);
 };
+
+/** `numeric`, telling text Python could not read (ValueError) from values of the wrong type. */
+function number(raw: unknown, field: string, as: 'int' | 'float'): number {
+  const value = numeric(raw);
+  if (value !== undefined) return value;
+  if (typeof raw === 'string') throw notANumber(field, raw, as);
+  throw new ValidationError(`${field}: ${show(raw)} is not of type 'number', 'string'`);
+}
 
 export function integer(min: number, max: number): Coercer<number> {
   return (raw, field) => {
-    const value = numeric(raw);
-    if (value === undefined || !Number.isInteger(value)) {
+    const value = number(raw, field, 'int');
+    if (!Number.isInteger(value)) {
+      if (typeof raw === 'string') throw notANumber(field, raw, 'int');
       throw new ValidationError(`${field}: ${show(raw)} is not an integer`);
     }
     if (value < min || value > max) throw new ValidationError(`${field}: ${value} is outside ${min}..${max}`);
@@ -46,8 +88,8 @@ export function integer(min: number, max: number): Coercer<number> {
 /** A number that EVOK truncates (`int(float(x))`), e.g. debounce "12.7" → 12. */
 export function truncated(min: number, max: number): Coercer<number> {
   return (raw, field) => {
-    const value = numeric(raw);
-    if (value === undefined || !Number.isFinite(value)) throw new ValidationError(`${field}: ${show(raw)} is not a number`);
+    const value = number(raw, field, 'float');
+    if (!Number.isFinite(value)) throw new ValidationError(`${field}: ${show(raw)} is not a number`);
     const whole = Math.trunc(value);
     if (whole < min || whole > max) throw new ValidationError(`${field}: ${value} is outside ${min}..${max}`);
     return whole;
@@ -56,8 +98,8 @@ export function truncated(min: number, max: number): Coercer<number> {
 
 export function decimal(min: number, max: number, { exclusiveMin = false } = {}): Coercer<number> {
   return (raw, field) => {
-    const value = numeric(raw);
-    if (value === undefined || !Number.isFinite(value)) throw new ValidationError(`${field}: ${show(raw)} is not a number`);
+    const value = number(raw, field, 'float');
+    if (!Number.isFinite(value)) throw new ValidationError(`${field}: ${show(raw)} is not a number`);
     if (value < min || value > max || (exclusiveMin && value === min)) {
       throw new ValidationError(`${field}: ${value} is outside ${exclusiveMin ? '(' : ''}${min}..${max}`);
     }
@@ -77,8 +119,9 @@ export const flag: Coercer<boolean> = (raw, field) => {
   if (raw === true || raw === 'true') return true;
   if (raw === false || raw === 'false' || raw === '') return false;
   const value = numeric(raw);
-  if (value === undefined) throw new ValidationError(`${field}: ${show(raw)} is not a flag (0, 1, true or false)`);
-  return value !== 0;
+  if (value !== undefined) return value !== 0;
+  if (typeof raw === 'string') throw notANumber(field, raw, 'int');
+  throw new ValidationError(`${field}: ${show(raw)} is not a flag (0, 1, true or false)`);
 };
 
 export type FieldSpec<P> = { readonly [K in keyof P]-?: Coercer<P[K]> };

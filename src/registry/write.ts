@@ -24,10 +24,22 @@ const STATUS_BY_KIND: Record<ModbusErrorKind, number> = {
   invalid: 400,
 };
 
-/** The key of EVOK's error envelope: an offline slave answers writes as it answers reads. */
-function envelopeKind(error: ModbusError): string {
-  return error.kind === 'offline' ? 'ModbusSlaveOffline' : 'ModbusError';
-}
+/**
+ * The pymodbus exception EVOK named in its error envelope for the same
+ * failure; an offline slave answers writes as it answers reads.
+ */
+const EVOK_KIND: Record<ModbusErrorKind, string> = {
+  timeout: 'ModbusIOException',
+  unknown: 'ModbusIOException',
+  exception: 'ModbusException',
+  protocol: 'ModbusIOException',
+  disconnected: 'ConnectionException',
+  offline: 'ModbusSlaveOffline',
+  expired: 'ModbusIOException',
+  cancelled: 'ConnectionException',
+  busy: 'ConnectionException',
+  invalid: 'ValueError',
+};
 
 /**
  * `signal` is the client's: aborted when its HTTP request or WebSocket
@@ -60,15 +72,15 @@ async function performWrite(
     }
     action = device.prepareWrite(params);
   } catch (error) {
-    if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
+    if (error instanceof ValidationError) throw new RequestError(400, error.kind, error.message);
     throw error;
   }
   if (typeof params['alias'] === 'string') registry.setAlias(device, params['alias']);
   try {
     await action();
   } catch (error) {
-    if (error instanceof ModbusError) throw new RequestError(STATUS_BY_KIND[error.kind], envelopeKind(error), error.message);
-    if (error instanceof ValidationError) throw new RequestError(400, 'ValidationError', error.message);
+    if (error instanceof ModbusError) throw new RequestError(STATUS_BY_KIND[error.kind], EVOK_KIND[error.kind], error.message);
+    if (error instanceof ValidationError) throw new RequestError(400, error.kind, error.message);
     throw error;
   } finally {
     // The feed passes it on only to listeners that take it (EVOK pushes no registers, MQTT does).

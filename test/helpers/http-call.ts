@@ -42,7 +42,10 @@ export function bearer(token: string): Record<string, string> {
 
 export const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
 
-/** A config.yaml in a fresh directory (also a good cwd for the daemon); returns both paths. */
+/**
+ * A config.yaml in a fresh directory (also a good cwd for the daemon); returns
+ * both paths. Aliases go to that directory, never to EVOK's /var/lib/evok.
+ */
 export function configFile(yaml: string, prefix = 'iogate-security-'): { dir: string; file: string } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const file = join(dir, 'config.yaml');

@@ -62,7 +62,10 @@ export async function startGate(
   const guards = apiGuards(config.apis);
   const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'test', ...guards });
   const ws = config.apis.websocket.enabled
-    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: config.apis.websocket.allFiltered }, guards, log, websocket)
+    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: config.apis.websocket.allFiltered }, guards, log, {
+        errorReplies: config.apis.websocket.errorReplies,
+        ...websocket,
+      })
     : undefined;
   const hook = config.apis.webhook.enabled ? startWebhook(config.apis.webhook, runtime.feed, log, webhook) : undefined;
   server.listen(0, '127.0.0.1');

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Device, DeviceState, DeviceType } from '../../devices/device.js';
+import type { Device, DeviceType } from '../../devices/device.js';
 import { RequestError } from '../../errors.js';
+import { RawJson, jsonText } from '../../json-text.js';
 import type { Registry } from '../../registry/registry.js';
 import { REST_ALL_ORDER } from '../../registry/type-names.js';
 import { writeDevice } from '../../registry/write.js';
@@ -23,7 +24,8 @@ const SECTIONS = ['group_queries', 'group_assignments', 'individual_assignments'
 type Section = (typeof SECTIONS)[number];
 
 type Item = Record<string, unknown>;
-type ItemResult = DeviceState | DeviceState[] | Array<DeviceState | ErrorEnvelope> | ErrorEnvelope;
+/** Devices are their cached JSON text (EVOK's number types included). */
+type ItemResult = RawJson | RawJson[] | Array<RawJson | ErrorEnvelope> | ErrorEnvelope;
 
 interface ErrorEnvelope {
   success: false;
@@ -60,7 +62,7 @@ async function serve(ctx: BulkContext, req: IncomingMessage, res: ServerResponse
         reply.individual_assignments.push(await settleAsync(() => assignOne(ctx, item)));
       }
     }
-    sendJson(res, 200, JSON.stringify(reply));
+    sendJson(res, 200, jsonText(reply));
   } catch (error) {
     sendError(res, error);
   }
@@ -101,8 +103,8 @@ async function settleAsync(run: () => Promise<ItemResult>): Promise<ItemResult> 
   }
 }
 
-function read(device: Device): DeviceState {
-  return device.full();
+function read(device: Device): RawJson {
+  return new RawJson(device.json());
 }
 
 /**
@@ -166,10 +168,11 @@ async function assignGroup(ctx: DeviceRouteContext, item: Item): Promise<ItemRes
   const typesKey = item['device_type'] !== undefined ? 'device_type' : 'device_types';
   if (item[typesKey] === undefined) throw new RequestError(400, 'KeyError', "a group assignment needs 'device_type'");
   const devices = select(ctx.registry, item, typesKey);
-  const results: Array<DeviceState | ErrorEnvelope> = [];
+  const results: Array<RawJson | ErrorEnvelope> = [];
   for (const device of devices) {
     try {
-      results.push(await writeDevice(ctx.registry, ctx.feed, device, values, ctx.signal));
+      await writeDevice(ctx.registry, ctx.feed, device, values, ctx.signal);
+      results.push(read(device));
     } catch (error) {
       results.push(envelope(error));
     }
@@ -182,5 +185,7 @@ async function assignOne(ctx: DeviceRouteContext, item: Item): Promise<ItemResul
   if (typeof type !== 'string') throw new RequestError(400, 'TypeError', "'device_type' must be a type name");
   if (typeof circuit !== 'string') throw new RequestError(400, 'TypeError', "'device_circuit' must be a circuit or alias");
   const values = assignedValues(item);
-  return writeDevice(ctx.registry, ctx.feed, ctx.registry.resolve(type, circuit), values, ctx.signal);
+  const device = ctx.registry.resolve(type, circuit);
+  await writeDevice(ctx.registry, ctx.feed, device, values, ctx.signal);
+  return read(device);
 }

@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Device } from '../../devices/device.js';
 import { RequestError } from '../../errors.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { writeDevice } from '../../registry/write.js';
 import { clientGone } from './client-gone.js';
 import { checkJsonContentType, parseFormBody, parseJsonObject, readBody } from './body.js';
-import { sendError, sendJson, sendNoContent, sendSuccessJson } from './respond.js';
+import { bufferEtag, deviceEtag } from './etag.js';
+import { sendError, sendJson, sendNoContent, sendRead, sendSuccessJson } from './respond.js';
 
 // `/rest/...` (form bodies) and `/json/...` (JSON bodies): the same devices,
 // the same replies; only the body format of writes differs.
@@ -33,7 +35,8 @@ export function handleDeviceRoute(
   }
   switch (req.method) {
     case 'GET':
-      read(ctx.registry, type, circuit, property, res);
+    case 'HEAD':
+      read(ctx.registry, type, circuit, property, req, res);
       return;
     case 'POST':
       if (type === 'all' && circuit === undefined) {
@@ -46,36 +49,46 @@ export function handleDeviceRoute(
       sendNoContent(res);
       return;
     default:
-      throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, POST, OPTIONS)`);
+      throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD, POST, OPTIONS)`);
   }
 }
 
-function read(registry: Registry, type: string, circuit: string | undefined, property: string | undefined, res: ServerResponse): void {
+function read(
+  registry: Registry,
+  type: string,
+  circuit: string | undefined,
+  property: string | undefined,
+  req: IncomingMessage,
+  res: ServerResponse,
+): void {
   if (circuit === undefined) {
-    sendJson(res, 200, registry.allJson());
+    const body = registry.allJson();
+    sendRead(req, res, body, bufferEtag(body));
     return;
   }
   if (circuit === 'all') {
     const devices = registry.list(type);
     const items = property === undefined
       ? devices.map((device) => device.json())
-      : devices.map((device) => JSON.stringify({ circuit: device.circuit, [property]: fieldOf(device.full(), property) }));
-    sendJson(res, 200, `[${items.join(',')}]`);
+      : devices.map((device) => `{"circuit":${JSON.stringify(device.circuit)},${fieldJson(device, property)}}`);
+    sendRead(req, res, `[${items.join(',')}]`);
     return;
   }
   const device = registry.resolve(type, circuit);
   const problem = device.unavailable();
   if (problem) throw new RequestError(503, 'ModbusSlaveOffline', problem);
   if (property === undefined) {
-    sendJson(res, 200, device.json());
+    const text = device.json();
+    sendRead(req, res, text, deviceEtag(device, text));
     return;
   }
-  sendJson(res, 200, JSON.stringify({ [property]: fieldOf(device.full(), property) }));
+  sendRead(req, res, `{${fieldJson(device, property)}}`);
 }
 
-function fieldOf(state: Readonly<Record<string, unknown>>, property: string): unknown {
-  if (!Object.hasOwn(state, property)) throw new RequestError(404, 'Exception', `Invalid property name '${property}'`);
-  return state[property];
+/** `"<property>":<value>` of the device, a float where EVOK writes one. */
+function fieldJson(device: Device, property: string): string {
+  if (!Object.hasOwn(device.full(), property)) throw new RequestError(404, 'Exception', `Invalid property name '${property}'`);
+  return `${JSON.stringify(property)}:${device.fieldJson(property)}`;
 }
 
 async function write(

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestError } from '../../errors.js';
+import { etagOf, notModified } from './etag.js';
 
 // Writing replies. Bodies arrive as ready bytes or strings, so the hot path is
 // a header object reused across requests and one write.
@@ -45,8 +46,24 @@ export function sendJson(res: ServerResponse, status: number, body: string | Buf
   res.end(body);
 }
 
-export function sendText(res: ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { ...headersOf(res).text, 'Content-Length': Buffer.byteLength(body) });
+/**
+ * A successful GET (or HEAD: Node leaves the body out by itself) with its
+ * entity tag, or 304 with no body when the client already has this version.
+ * `etag` is passed when the caller has it cached.
+ */
+export function sendRead(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: string | Buffer,
+  etag = etagOf(body),
+  kind: keyof ReplyHeaders = 'json',
+): void {
+  if (notModified(req, etag)) {
+    res.writeHead(304, { ...headersOf(res).empty, ETag: etag });
+    res.end();
+    return;
+  }
+  res.writeHead(200, { ...headersOf(res)[kind], ETag: etag, 'Content-Length': Buffer.byteLength(body) });
   res.end(body);
 }
 

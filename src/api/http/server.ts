@@ -8,7 +8,7 @@ import type { ApiGuards } from '../access/guards.js';
 import { crossSiteRefusal, isSafeMethod } from '../access/origin.js';
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
 import { handleRpc } from '../rpc/endpoint.js';
-import { sendError, sendText, useReplyHeaders } from './respond.js';
+import { sendError, sendRead, useReplyHeaders } from './respond.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
 // segment: no regular expressions on the request path.
@@ -78,12 +78,12 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): voi
       return;
     case 'version':
       if (segments.length !== 1) break;
-      if (req.method !== 'GET') throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET)`);
-      sendText(res, 200, ctx.version);
+      if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
+      sendRead(req, res, ctx.version, undefined, 'text');
       return;
     case 'metrics': {
       if (segments.length !== 1 || !ctx.metrics) break;
-      if (req.method !== 'GET') throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET)`);
+      if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
       const body = renderMetrics(ctx.metrics);
       res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) });
       res.end(body);
@@ -93,13 +93,17 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): voi
   throw new RequestError(404, 'NotFound', `no such resource: ${req.url}`);
 }
 
+function isRead(method: string | undefined): boolean {
+  return method === 'GET' || method === 'HEAD';
+}
+
 /**
  * What a request needs before its handler runs. Bulk and RPC requests mix
  * reads and writes, so they need only `read` here and check each item
  * against the caller's grant (Authorizer.scopeOf) themselves.
  */
 function routeScope(method: string | undefined, first: string | undefined): Scope {
-  if (method === 'GET' || method === 'HEAD') return 'read';
+  if (isRead(method)) return 'read';
   return first === 'bulk' || first === 'rpc' ? 'read' : 'write';
 }
 

@@ -59,8 +59,8 @@ export class CommandHandler {
   private async write(path: string, device: Device, params: Record<string, unknown>): Promise<void> {
     const { registry, feed } = this.options;
     try {
-      const state = await writeDevice(registry, feed, device, params);
-      this.answer(path, `{"success":true,"result":${JSON.stringify(state)}}`);
+      await writeDevice(registry, feed, device, params);
+      this.answer(path, `{"success":true,"result":${device.json()}}`);
     } catch (error) {
       this.answerError(path, error);
     }

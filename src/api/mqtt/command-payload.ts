@@ -2,8 +2,10 @@ import type { DeviceType } from '../../devices/device.js';
 import { RequestError } from '../../errors.js';
 
 // What a command message may carry: a JSON object of writable fields (as the
-// JSON API's POST body), or, for binary outputs, one plain word, which is
-// what switches in Home Assistant, Node-RED and mosquitto_pub send most easily.
+// JSON API's POST body), or, for binary outputs, one plain word or JSON value
+// (`ON`, `1`, `255`, `true`), which is what switches in Home Assistant,
+// Node-RED and mosquitto_pub send most easily. A value is judged as every
+// other API judges `value` (EVOK's int() and truthiness).
 
 const BINARY_OUTPUTS: ReadonlySet<DeviceType> = new Set(['do', 'ro', 'led']);
 const PLAIN_ON = new Set(['1', 'on', 'true']);
@@ -28,6 +30,7 @@ export function parseCommandPayload(type: DeviceType, payload: Buffer): Record<s
   } catch {
     throw new RequestError(400, 'InvalidPayload', expectation(type, text));
   }
+  if (BINARY_OUTPUTS.has(type) && ['number', 'boolean', 'string'].includes(typeof parsed)) return { value: parsed };
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new RequestError(400, 'InvalidPayload', expectation(type, text));
   }
@@ -36,6 +39,6 @@ export function parseCommandPayload(type: DeviceType, payload: Buffer): Record<s
 
 function expectation(type: DeviceType, text: string): string {
   const shown = text.length > 80 ? `${text.slice(0, 80)}…` : text;
-  const plain = BINARY_OUTPUTS.has(type) ? ' or one of 1, 0, ON, OFF, true, false' : '';
+  const plain = BINARY_OUTPUTS.has(type) ? ' or a value (ON, OFF, a number, true, false)' : '';
   return `payload '${shown}' is not a JSON object of fields to write${plain}`;
 }

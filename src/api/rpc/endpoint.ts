@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RequestError } from '../../errors.js';
+import { jsonText } from '../../json-text.js';
 import { readBody } from '../http/body.js';
 import { clientGone } from '../http/client-gone.js';
 import type { DeviceRouteContext } from '../http/device-routes.js';
@@ -62,7 +63,7 @@ async function serve(ctx: RpcContext, req: IncomingMessage, res: ServerResponse)
   }
   if (!Array.isArray(parsed)) {
     const response = await call(ctx, parsed);
-    if (response) sendJson(res, 200, JSON.stringify(response));
+    if (response) sendJson(res, 200, jsonText(response));
     else sendNoContent(res);
     return;
   }
@@ -75,7 +76,7 @@ async function serve(ctx: RpcContext, req: IncomingMessage, res: ServerResponse)
     const response = await call(ctx, request);
     if (response) responses.push(response);
   }
-  if (responses.length > 0) sendJson(res, 200, JSON.stringify(responses));
+  if (responses.length > 0) sendJson(res, 200, jsonText(responses));
   else sendNoContent(res);
 }
 

@@ -1,6 +1,7 @@
-import type { Device, DeviceState, DeviceType } from '../../devices/device.js';
+import type { Device, DeviceType } from '../../devices/device.js';
 import { RequestError } from '../../errors.js';
 import { OneWireBusDevice } from '../../onewire/owbus-device.js';
+import { RawJson } from '../../json-text.js';
 import { CANONICAL_TYPES } from '../../registry/type-names.js';
 import { writeDevice } from '../../registry/write.js';
 import type { DeviceRouteContext } from '../http/device-routes.js';
@@ -42,29 +43,38 @@ function device(ctx: DeviceRouteContext, type: DeviceType, circuit: unknown): De
   return ctx.registry.resolve(type, circuit);
 }
 
-function state(ctx: DeviceRouteContext, type: DeviceType, circuit: unknown): DeviceState {
+function readable(ctx: DeviceRouteContext, type: DeviceType, circuit: unknown): Device {
   const found = device(ctx, type, circuit);
   const problem = found.unavailable();
   if (problem) throw new RequestError(503, 'ModbusSlaveOffline', problem);
-  return found.full();
+  return found;
 }
 
-function field(fields: DeviceState, name: string, type: DeviceType): unknown {
-  if (!Object.hasOwn(fields, name)) throw invalid(`${type} devices have no '${name}'`);
-  return fields[name];
+// Results are the devices' JSON texts, so floats stay floats (`"result": 5.0`).
+
+function whole(found: Device): RawJson {
+  return new RawJson(found.json());
 }
 
-function write(ctx: DeviceRouteContext, type: DeviceType, circuit: unknown, fields: Record<string, unknown>): Promise<DeviceState> {
-  return writeDevice(ctx.registry, ctx.feed, device(ctx, type, circuit), fields, ctx.signal);
+function field(found: Device, name: string): RawJson {
+  if (!Object.hasOwn(found.full(), name)) throw invalid(`${found.type} devices have no '${name}'`);
+  return new RawJson(found.fieldJson(name));
+}
+
+/** Writes and answers the confirmed device. */
+async function write(ctx: DeviceRouteContext, type: DeviceType, circuit: unknown, fields: Record<string, unknown>): Promise<Device> {
+  const target = device(ctx, type, circuit);
+  await writeDevice(ctx.registry, ctx.feed, target, fields, ctx.signal);
+  return target;
 }
 
 /** Read methods: one circuit in, something of its state out. */
-function getter(type: DeviceType, pick: (fields: DeviceState) => unknown): RpcMethod {
-  return { params: ['circuit'], required: 1, readOnly: true, run: (ctx, [circuit]) => pick(state(ctx, type, circuit)) };
+function getter(type: DeviceType, pick: (found: Device) => unknown): RpcMethod {
+  return { params: ['circuit'], required: 1, readOnly: true, run: (ctx, [circuit]) => pick(readable(ctx, type, circuit)) };
 }
 
 function fieldsGetter(type: DeviceType, names: readonly string[]): RpcMethod {
-  return getter(type, (fields) => names.map((name) => field(fields, name, type)));
+  return getter(type, (found) => names.map((name) => field(found, name)));
 }
 
 function genericSet(type: DeviceType): RpcMethod {
@@ -72,50 +82,50 @@ function genericSet(type: DeviceType): RpcMethod {
     params: ['circuit', 'value'],
     required: 2,
     extraNamedAreFields: true,
-    run: (ctx, [circuit, value]) => write(ctx, type, circuit, fieldsFromValue(type, value)),
+    run: async (ctx, [circuit, value]) => whole(await write(ctx, type, circuit, fieldsFromValue(type, value))),
   };
 }
 
-/** EVOK's `relay_set`, `output_set`, `ao_set_value`: write `value`, answer the confirmed value. */
+/** EVOK's `relay_set`, `output_set`, `ao_set_value`: write `value`, answer the confirmed value (`ao`: a float). */
 function valueSetter(type: DeviceType): RpcMethod {
   return {
     params: ['circuit', 'value'],
     required: 2,
-    run: async (ctx, [circuit, value]) => (await write(ctx, type, circuit, { value }))['value'],
+    run: async (ctx, [circuit, value]) => field(await write(ctx, type, circuit, { value }), 'value'),
   };
 }
 
 function buildTable(): Map<string, RpcMethod> {
   const table = new Map<string, RpcMethod>();
   for (const type of CANONICAL_TYPES) {
-    table.set(`${type}_get`, getter(type, (fields) => fields));
-    table.set(`${type}_get_value`, getter(type, (fields) => field(fields, 'value', type)));
+    table.set(`${type}_get`, getter(type, whole));
+    table.set(`${type}_get_value`, getter(type, (found) => field(found, 'value')));
     table.set(`${type}_set`, genericSet(type));
   }
   const evok: Record<string, RpcMethod> = {
     input_get: fieldsGetter('di', ['value', 'debounce']),
-    input_get_value: getter('di', (fields) => field(fields, 'value', 'di')),
-    input_set: { params: ['circuit', 'debounce'], required: 2, run: (ctx, [circuit, debounce]) => write(ctx, 'di', circuit, { debounce }) },
-    relay_get: getter('ro', (fields) => field(fields, 'value', 'ro')),
+    input_get_value: getter('di', (found) => field(found, 'value')),
+    input_set: { params: ['circuit', 'debounce'], required: 2, run: async (ctx, [circuit, debounce]) => whole(await write(ctx, 'di', circuit, { debounce })) },
+    relay_get: getter('ro', (found) => field(found, 'value')),
     relay_set: valueSetter('ro'),
     output_get: fieldsGetter('do', ['value', 'pending']),
     output_set: valueSetter('do'),
     output_set_for_time: {
       params: ['circuit', 'value', 'timeout'],
       required: 3,
-      run: (ctx, [circuit, value, timeout]) => write(ctx, 'do', circuit, { value, timeout }),
+      run: async (ctx, [circuit, value, timeout]) => whole(await write(ctx, 'do', circuit, { value, timeout })),
     },
     ao_set_value: valueSetter('ao'),
     // EVOK passes the third parameter on as the output's mode.
     ao_set: {
       params: ['circuit', 'value', 'mode'],
       required: 2,
-      run: (ctx, [circuit, value, mode]) => write(ctx, 'ao', circuit, mode === undefined ? { value } : { value, mode }),
+      run: async (ctx, [circuit, value, mode]) => whole(await write(ctx, 'ao', circuit, mode === undefined ? { value } : { value, mode })),
     },
     sensor_get: fieldsGetter('sensor', ['value', 'lost', 'time', 'interval']),
-    sensor_get_value: getter('sensor', (fields) => field(fields, 'value', 'sensor')),
-    owbus_get: getter('owbus', (fields) => field(fields, 'scan_interval', 'owbus')),
-    owbus_scan: { params: ['circuit'], required: 1, run: (ctx, [circuit]) => write(ctx, 'owbus', circuit, { do_scan: true }) },
+    sensor_get_value: getter('sensor', (found) => field(found, 'value')),
+    owbus_get: getter('owbus', (found) => field(found, 'scan_interval')),
+    owbus_scan: { params: ['circuit'], required: 1, run: async (ctx, [circuit]) => whole(await write(ctx, 'owbus', circuit, { do_scan: true })) },
     owbus_list: {
       params: ['circuit'],
       required: 1,

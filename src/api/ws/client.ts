@@ -21,7 +21,10 @@ const KEEPING_UP_BYTES = 16 * 1024;
 /** Frames read ahead while a command runs (each at most the 64 KiB frame limit). */
 const MAX_WAITING_COMMANDS = 4;
 
-/** A change batch as sent to clients without a filter, serialised once for all of them. */
+/**
+ * A change batch as sent to clients without a filter, serialised once for all
+ * of them. It is kept as UTF-8 bytes but always sent as a text frame (see send).
+ */
 export class OutgoingBatch {
   private text: Buffer | undefined;
 
@@ -31,6 +34,8 @@ export class OutgoingBatch {
     return (this.text ??= Buffer.from(`[${this.devices.map((device) => device.json()).join(',')}]`));
   }
 }
+
+const TEXT_FRAME = { binary: false } as const;
 
 export type CommandRunner = (client: WsClient, data: RawData, isBinary: boolean) => Promise<void>;
 
@@ -53,6 +58,11 @@ export class WsClient {
     private readonly runCommand: CommandRunner,
     /** What the client's credentials allow, decided at the upgrade. */
     readonly scope: Scope,
+    /**
+     * Whether failed commands are answered. EVOK never answered them, and its
+     * clients (Home Assistant's above all) take every frame for a device list.
+     */
+    readonly errorReplies = false,
   ) {}
 
   /** Aborted once the socket closed: writes it asked for and that still wait for the line are dropped. */
@@ -178,12 +188,16 @@ export class WsClient {
   }
 
   /**
+   * Every frame is a text frame, as EVOK's: `ws` would send a Buffer as a
+   * binary frame, which browsers hand over as a Blob and Node-RED as a Buffer,
+   * and EVOK's clients cannot parse either.
+   *
    * `ws` has no drain event; the callback of a send runs once its bytes are
    * handed to the kernel. While the client is behind, some send is still
    * outstanding, so its callback is where the outbox gets its next chance.
    */
   private send(data: string | Buffer): void {
-    this.socket.send(data, this.afterSend);
+    this.socket.send(data, TEXT_FRAME, this.afterSend);
   }
 
   private readonly afterSend = (error?: Error): void => {

@@ -12,8 +12,10 @@ import { parseTypeNames } from '../http/type-filter.js';
 import type { WsClient } from './client.js';
 
 // The commands a WebSocket client may send. Only these four run (EVOK called
-// any method of the device named by `cmd`). Every failure is answered on the
-// socket with EVOK's error envelope; the connection stays open.
+// any method of the device named by `cmd`). A failure never closes the
+// connection. It is answered with EVOK's error envelope only to a client that
+// asked for errors: EVOK answered nothing, and its clients read every frame as
+// a list of devices, so by default only device lists (and `full`'s object) go out.
 
 export interface WsCommandContext {
   registry: Registry;
@@ -55,6 +57,7 @@ export async function runCommand(ctx: WsCommandContext, client: WsClient, data: 
     }
   } catch (error) {
     if (error instanceof RequestError && error.status < 500) client.noteFailure();
+    if (!client.errorReplies) return;
     client.reply(
       error instanceof RequestError
         ? errorBody(error.kind, error.message)

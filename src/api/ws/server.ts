@@ -19,6 +19,8 @@ const DEFAULT_HEARTBEAT_MS = 30_000;
 export interface WebSocketOptions {
   /** Ping period; a peer that has not answered the previous ping is dropped. */
   heartbeatMs?: number;
+  /** Answer failed commands with an error object by default (`apis.websocket.error_replies`). */
+  errorReplies?: boolean;
 }
 
 export interface WebSocketEndpoint {
@@ -35,13 +37,14 @@ export function attachWebSocket(
   ctx: WsCommandContext,
   guards: ApiGuards,
   log: Logger,
-  { heartbeatMs = DEFAULT_HEARTBEAT_MS }: WebSocketOptions = {},
+  { heartbeatMs = DEFAULT_HEARTBEAT_MS, errorReplies = false }: WebSocketOptions = {},
 ): WebSocketEndpoint {
   const wss = new WebSocketServer({ noServer: true, maxPayload: guards.limits.maxWebSocketMessageBytes, perMessageDeflate: false, clientTracking: false });
   const clients = new Set<WsClient>();
 
   const connect = (socket: WebSocket, req: IncomingMessage, scope: Scope): void => {
-    const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary), scope);
+    const wantsErrors = errorRepliesRequested(req.url ?? '/') ?? errorReplies;
+    const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary), scope, wantsErrors);
     clients.add(client);
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
     log.debug(`WebSocket client ${peer} connected`);
@@ -117,4 +120,16 @@ function isWebSocketPath(url: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * `/ws?errors=1` (or `true`, `yes`) asks for error replies, `errors=0` (`false`,
+ * `no`) turns off what the configuration turned on; undefined when not said.
+ */
+function errorRepliesRequested(url: string): boolean | undefined {
+  const query = url.indexOf('?');
+  if (query < 0) return undefined;
+  const value = new URLSearchParams(url.slice(query + 1)).get('errors');
+  if (value === null) return undefined;
+  return !['0', 'false', 'no', 'off'].includes(value.toLowerCase());
 }

@@ -1,7 +1,7 @@
 import type { AiFeature } from '../../boards/model.js';
 import { decodeAnalog } from './decode.js';
 import { channelMode, checkModeWrite } from './mode.js';
-import type { DeviceState } from '../device.js';
+import { FLOAT_VALUE, type DeviceState } from '../device.js';
 import { oneOf, type FieldSpec } from '../fields.js';
 import { SlaveDevice } from '../slave/slave-device.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
@@ -15,6 +15,8 @@ interface AiWrite {
 
 export class AnalogInput extends SlaveDevice<AiWrite> {
   readonly type = 'ai' as const;
+  /** A float32 or scaled reading: EVOK writes it as a float (`0.0`, `5.0`). */
+  protected override readonly floatFields = FLOAT_VALUE;
   protected readonly writeSpec: FieldSpec<AiWrite>;
 
   constructor(

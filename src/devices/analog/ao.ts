@@ -1,7 +1,7 @@
 import type { AoFeature } from '../../boards/model.js';
 import { channelMode, checkModeRange, checkModeWrite } from './mode.js';
 import { round } from '../digital/bits.js';
-import type { DeviceState } from '../device.js';
+import { FLOAT_VALUE, type DeviceState } from '../device.js';
 import { decimal, oneOf, type FieldSpec } from '../fields.js';
 import { SlaveDevice } from '../slave/slave-device.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
@@ -19,6 +19,8 @@ interface AoWrite {
 
 export class AnalogOutput extends SlaveDevice<AoWrite> {
   readonly type = 'ao' as const;
+  /** A float32 or scaled reading: EVOK writes it as a float (`0.0`, `5.0`). */
+  protected override readonly floatFields = FLOAT_VALUE;
   protected readonly writeSpec: FieldSpec<AoWrite>;
 
   constructor(

@@ -1,7 +1,7 @@
 import type { AnalogMode, BaoFeature } from '../../boards/model.js';
 import { float32, float32Words, round } from '../digital/bits.js';
 import { checkModeRange } from './mode.js';
-import type { DeviceState } from '../device.js';
+import { FLOAT_VALUE, type DeviceState } from '../device.js';
 import { ValidationError, decimal, oneOf, type FieldSpec } from '../fields.js';
 import { SlaveDevice } from '../slave/slave-device.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
@@ -23,6 +23,8 @@ interface BaoWrite {
 
 export class BrainAnalogOutput extends SlaveDevice<BaoWrite> {
   readonly type = 'ao' as const;
+  /** A float32 or scaled reading: EVOK writes it as a float (`0.0`, `5.0`). */
+  protected override readonly floatFields = FLOAT_VALUE;
   protected readonly writeSpec: FieldSpec<BaoWrite> = {
     // The widest mode's range; the mode the value is written in narrows it (checkWrite).
     value: decimal(0, Math.max(...Object.values(MODES).map((mode) => mode.range![1]))),

@@ -1,6 +1,6 @@
 import type { DataPointFeature, RegisterSpace } from '../../boards/model.js';
 import { float32 } from '../digital/bits.js';
-import type { DeviceState } from '../device.js';
+import { FLOAT_VALUE, type DeviceState } from '../device.js';
 import type { FieldSpec } from '../fields.js';
 import { SlaveDevice } from '../slave/slave-device.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
@@ -13,6 +13,7 @@ import type { SlaveUnit } from '../slave/slave-unit.js';
 export class DataPoint extends SlaveDevice {
   readonly type = 'data_point' as const;
   protected readonly writeSpec: FieldSpec<object> = {};
+  protected override readonly floatFields = FLOAT_VALUE;
   private readonly space: RegisterSpace;
   private readonly address: number;
 
@@ -44,6 +45,16 @@ export class DataPoint extends SlaveDevice {
     }
     if (unit !== undefined) state['unit'] = unit;
     return state;
+  }
+
+  /**
+   * EVOK's value is a Python float when the register is a float32 or when a
+   * fractional factor or offset scaled it; a whole factor keeps an int.
+   */
+  protected override isFloat(field: string, value: unknown): boolean {
+    if (field !== 'value' || typeof value !== 'number') return false;
+    const { datatype, factor = 1, offset = 0 } = this.feature;
+    return datatype === 'float32' || ((factor !== 1 || offset !== 0) && !(Number.isInteger(factor) && Number.isInteger(offset)));
   }
 
   private value(): number | string | null {

@@ -22,6 +22,8 @@ export class ModbusSlave extends Device {
   override readonly volatile = true;
   /** EVOK's `print_log` wrote nothing and always failed; nothing here is writable. */
   protected readonly writeSpec: FieldSpec<object> = {};
+  /** Seconds, as Python floats in EVOK (`"scan_interval": 1.0`). */
+  protected override readonly floatFields: ReadonlySet<string> = new Set(['last_comm', 'scan_interval']);
 
   constructor(
     private readonly slave: SlaveUnit,
@@ -61,7 +63,7 @@ export class ModbusSlave extends Device {
   }
 
   override json(): string {
-    return JSON.stringify(this.full());
+    return this.stateJson(this.full());
   }
 
   /** Reported by the runtime on on/offline transitions instead. */

@@ -20,6 +20,7 @@ export class DigitalOutput extends SlaveDevice<DoWrite> {
   protected readonly writeSpec: FieldSpec<DoWrite>;
   private revertTimer: NodeJS.Timeout | undefined;
   private readonly hardwarePwm: boolean;
+  protected override readonly floatFields: ReadonlySet<string> = new Set(['pwm_freq', 'pwm_duty']);
 
   /**
    * @param timerGroup every DO of this slave driven by the same PWM timer
@@ -65,6 +66,17 @@ export class DigitalOutput extends SlaveDevice<DoWrite> {
       pwm_duty: this.dutyPercent(duty),
       glob_dev_id: this.globalId,
     };
+  }
+
+  /**
+   * EVOK's types: the hardware timer's frequency is computed, so always a
+   * float (`4800.0`), and so is a duty other than 0; the software PWM's
+   * presets (1000, 100) and its duty are ints, a custom frequency a float.
+   */
+  protected override isFloat(field: string, value: unknown): boolean {
+    if (typeof value !== 'number') return false;
+    if (field === 'pwm_freq') return this.hardwarePwm || (value !== 1000 && value !== 100);
+    return field === 'pwm_duty' && this.hardwarePwm && value !== 0;
   }
 
   private rawDuty(): number | null {

@@ -71,7 +71,7 @@ describe('assignments', () => {
   test('a failing item becomes an error envelope in its place; the others still run', async () => {
     const { status, body } = await bulk({
       group_queries: [{ device_types: ['foo'] }, { device_types: ['di'], device_circuits: ['1_01'] }],
-      group_assignments: [{ device_type: 'do', device_circuits: ['1_04'], assigned_values: { value: 9 } }],
+      group_assignments: [{ device_type: 'do', device_circuits: ['1_04'], assigned_values: { value: 'nine' } }],
       individual_assignments: [
         { device_type: 'do', device_circuit: '9_99', assigned_values: { value: 1 } },
         { device_type: 'do', device_circuit: '1_04', assigned_values: { value: 1 } },
@@ -83,7 +83,7 @@ describe('assignments', () => {
     assert.deepEqual(body.group_queries[0], { success: false, errors: { KeyError: "'foo'" } });
     assert.deepEqual(circuits(body.group_queries[1]), ['1_01']);
     assert.equal(body.group_assignments[0][0].success, false);
-    assert.ok(body.group_assignments[0][0].errors.ValidationError);
+    assert.ok(body.group_assignments[0][0].errors.ValueError);
     const [unknown, ok, readOnly, noValues] = body.individual_assignments;
     assert.ok(unknown.errors.Exception);
     assert.equal(ok.value, 1);

@@ -101,7 +101,7 @@ describe('errors use EVOK envelope and a fitting status', () => {
   const cases: Array<[string, string, RequestInit | undefined, number]> = [
     ['unknown device type', '/rest/foo/1', undefined, 404],
     ['unknown circuit', '/rest/di/9_99', undefined, 404],
-    ['value not binary', '/rest/do/1_01', form({ value: '7' }), 400],
+    ['value text that int() cannot read', '/rest/do/1_01', form({ value: '1.5' }), 400],
     ['value not a number', '/json/do/1_01', json({ value: 'abc' }), 400],
     ['value missing', '/rest/do/1_01', form({}), 400],
     ['unknown field', '/rest/do/1_01', form({ colour: 'red' }), 400],
@@ -129,6 +129,22 @@ describe('errors use EVOK envelope and a fitting status', () => {
 
   test('unknown type keeps EVOK error key', async () => {
     assert.deepEqual((await call('/rest/foo/1')).body, { success: false, errors: { KeyError: "'foo'" } });
+  });
+
+  test("EVOK's error keys: ValueError for unreadable number text, ValidationError for a wrong JSON type, Exception for an unknown circuit", async () => {
+    const keyOf = async (path: string, init?: RequestInit) => Object.keys((await call(path, init)).body.errors);
+    assert.deepEqual(await keyOf('/rest/do/1_01', form({ value: 'abc' })), ['ValueError']);
+    assert.deepEqual(await keyOf('/json/do/1_01', json({ value: '1.5' })), ['ValueError']);
+    assert.deepEqual(await keyOf('/json/do/1_01', json({ value: [1] })), ['ValidationError']);
+    assert.deepEqual(await keyOf('/json/do/1_01', json({ value: null })), ['ValidationError']);
+    assert.deepEqual(await keyOf('/rest/di/1_01', form({ debounce: 'abc' })), ['ValueError']);
+    assert.deepEqual(await keyOf('/rest/do/1_01', form({ pwm_duty: 'half' })), ['ValueError']);
+    assert.deepEqual(await keyOf('/rest/do/1_01', form({ colour: 'red' })), ['ValidationError']);
+    assert.deepEqual(await keyOf('/rest/do/9_99', form({ value: '1' })), ['Exception']);
+    assert.deepEqual(await keyOf('/json/do/1_01', { method: 'POST', body: '{"value":' }), ['JSONDecodeError']);
+    const text = await call('/rest/do/1_01', form({ value: 'abc' }));
+    assert.equal(text.status, 400);
+    assert.match(text.body.errors.ValueError, /invalid literal for int\(\) with base 10: 'abc'/);
   });
 });
 

@@ -50,7 +50,7 @@ test('an empty file gives EVOK defaults, loopback address and the EVOK alias pat
   assert.deepEqual(config.logging, { level: 'INFO' });
   assert.equal(config.apis.port, 8080);
   assert.equal(config.apis.address, '127.0.0.1');
-  assert.deepEqual(config.apis.websocket, { enabled: false, allFiltered: false });
+  assert.deepEqual(config.apis.websocket, { enabled: false, allFiltered: false, errorReplies: false });
   assert.deepEqual(config.apis.webhook, {
     enabled: false,
     address: 'http://127.0.0.1:80/index.html',
@@ -188,12 +188,12 @@ test('integer models become zero-padded board names', () => {
     '  BUS:',
     '    type: MODBUSTCP',
     '    devices:',
-    '      1: {model: 00}',
-    '      2: {model: 13}',
-    '      3: {model: 8}',
-    '      4: {model: 08}',
-    '      5: {model: 0A}',
-    '      6: {model: 0}',
+    '      1: {model: 00, slave-id: 1}',
+    '      2: {model: 13, slave-id: 2}',
+    '      3: {model: 8, slave-id: 3}',
+    '      4: {model: 08, slave-id: 4}',
+    '      5: {model: 0A, slave-id: 5}',
+    '      6: {model: 0, slave-id: 6}',
   ].join('\n'));
   const tcp = bus(loadConfig({ file }).config.buses, 'BUS', 'MODBUSTCP');
   assert.deepEqual(tcp.devices.map((device) => device.model), ['00', '13', '08', '08', '0A', '00']);
@@ -250,7 +250,7 @@ test('PyYAML booleans, anchors and merge keys keep their EVOK meaning', () => {
     '      3: {<<: *board, slave-id: 3, scan_frequency: 5}',
   ].join('\n'));
   const { config, warnings } = loadConfig({ file });
-  assert.deepEqual(config.apis.websocket, { enabled: true, allFiltered: true });
+  assert.deepEqual(config.apis.websocket, { enabled: true, allFiltered: true, errorReplies: false });
   assert.deepEqual(config.buses[0].devices.map((device) => [device.model, device.slaveId, device.scanFrequency]), [['13', 2, 20], ['13', 3, 5]]);
   assert.equal(warnings.length, 1);
   assert.match(warnings[0], /config\.yaml:3: x-board: unknown key, ignored/);

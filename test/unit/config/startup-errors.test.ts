@@ -37,3 +37,46 @@ test('an invalid value stops start-up with file, line and key path', async () =>
   assert.match(stderr, /slave-id-type\.yaml:\d+: comm_channels\.[^ ]+\.slave-id: expected an integer/);
   assert.doesNotMatch(stderr, /at .*\.js:\d+/, 'no stack trace');
 });
+
+test('every problem in one run, board models included: unknown bus type, a device name on two buses, a shared slave id', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iogate-misroute-'));
+  const file = join(dir, 'config.yaml');
+  writeFileSync(
+    file,
+    [
+      'comm_channels:',
+      '  A:',
+      '    type: SIMULATOR',
+      '    devices:',
+      '      1:',
+      '        model: "00"',
+      '      2:',
+      '        model: xS99',
+      '        slave-id: 1',
+      '  B:',
+      '    type: SIMULATOR',
+      '    devices:',
+      '      1:',
+      '        model: "01"',
+      '  C:',
+      '    type: MODBUS',
+      '  W:',
+      '    type: OWFS',
+      '',
+    ].join('\n'),
+  );
+  const { code, stderr } = await startFails(['--config', file]);
+  assert.equal(code, 1);
+  const lines = stderr.split('\n').filter((line) => line.startsWith(`  ${file}:`));
+  assert.deepEqual(
+    lines.map((line) => line.slice(2 + file.length).replace(/ \(.*/, '')),
+    [
+      ":8: comm_channels.A.devices.2.model: no board model 'xS99'",
+      ":9: comm_channels.A.devices.2.slave-id: slave-id 1 is also device 1's on this bus",
+      ":13: comm_channels.B.devices.1: device name '1' is also used on bus A",
+      ":16: comm_channels.C.type: unknown bus type 'MODBUS'",
+    ],
+    stderr,
+  );
+  assert.doesNotMatch(stderr, /comm_channels\.W/, '1-Wire buses are known types');
+});

@@ -39,7 +39,7 @@ describe('ro', () => {
 
   test('invalid writes are 400 and switch nothing', async () => {
     const before = relays().get('holding', 1);
-    for (const fields of [{ value: '2' }, { value: 'on' }, { value: '1', timeout: '5' }, { mode: 'PWM' }] as Record<string, string>[]) {
+    for (const fields of [{ value: '1.5' }, { value: 'on' }, { value: '1', timeout: '5' }, { mode: 'PWM' }] as Record<string, string>[]) {
       const { status, body } = await postForm(url('/rest/ro/2_04'), fields);
       assert.equal(status, 400, JSON.stringify(fields));
       assert.equal(body.success, false);

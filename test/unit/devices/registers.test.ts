@@ -107,6 +107,21 @@ describe('data_point', () => {
     assertShape((await get(url('/rest/data_point/P_22'))).body, { dev: 'string', circuit: 'string', value: 'number', name: 'string', unit: 'string' });
   });
 
+  test('scaled by a fraction or read as float32, the value is written as a float, as EVOK (Python) does', async () => {
+    const text = async (path: string) => (await fetch(url(path))).text();
+    gateway().set('holding', 3, 0xfe0c);
+    await waitFor(async () => (await valueOf('/rest/data_point/T_3')) === -5);
+    assert.match(await text('/rest/data_point/T_3'), /"value":-5\.0,/);
+    probe().set('input', 2, 40000);
+    await waitFor(async () => (await valueOf('/rest/data_point/P_2')) === 3990);
+    assert.match(await text('/rest/data_point/P_2'), /"value":3990\.0\}/);
+    const [high, low] = float32Words(2, false);
+    probe().set('holding', 22, high);
+    probe().set('holding', 23, low);
+    await waitFor(async () => (await valueOf('/rest/data_point/P_22')) === 2);
+    assert.match(await text('/rest/data_point/P_22'), /"value":2\.0,/);
+  });
+
   test('read-only: an alias can be written, anything else is 400 and changes nothing', async () => {
     const rejected = await postJson(url('/json/data_point/T_5'), { value: 3, alias: 'cellar' });
     assert.equal(rejected.status, 400);

@@ -69,9 +69,13 @@ const wsMessage = fc.oneof(
   fc.string({ unit: 'binary', maxLength: 200 }),
 );
 
-test(`WebSocket messages: every one is handled, answered with JSON, and the socket stays open (${WS_RUNS} inputs)`, async () => {
-  const ws = new WebSocket(daemon.baseUrl.replace(/^http/, 'ws') + '/ws');
-  await once(ws, 'open');
+test(`WebSocket messages: every one is handled, answered with JSON, the socket stays open, a bystander only sees device lists (${WS_RUNS} inputs)`, async () => {
+  // The fuzzing client opts in to error replies, which mark where each input's answers end.
+  const ws = new WebSocket(daemon.baseUrl.replace(/^http/, 'ws') + '/ws?errors=1');
+  const bystander = new WebSocket(daemon.baseUrl.replace(/^http/, 'ws') + '/ws');
+  await Promise.all([once(ws, 'open'), once(bystander, 'open')]);
+  const seenByBystander: Array<{ data: unknown; isBinary: boolean }> = [];
+  bystander.on('message', (data, isBinary) => seenByBystander.push({ data: JSON.parse(String(data)), isBinary }));
   const inbox: any[] = [];
   let wake: (() => void) | undefined;
   ws.on('message', (data) => {
@@ -109,8 +113,21 @@ test(`WebSocket messages: every one is handled, answered with JSON, and the sock
     );
     const listing = await exchange(JSON.stringify({ cmd: 'all' }));
     assert.ok(listing.some((answer) => Array.isArray(answer) && answer.length > 0), 'the daemon still lists its devices');
+    // A write after the fuzzing still reaches the bystander, as the device list it always was.
+    for (const value of [1, 0]) await exchange(JSON.stringify({ cmd: 'set', dev: 'led', circuit: '1_01', value }));
+    const deadline = Date.now() + 5000;
+    while (!seenByBystander.some(({ data }) => Array.isArray(data) && data.some((device) => device.dev === 'led'))) {
+      assert.ok(Date.now() < deadline, 'the bystander got the LED changes');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    for (const { data, isBinary } of seenByBystander) {
+      assert.equal(isBinary, false);
+      assert.ok(Array.isArray(data), `the bystander got ${JSON.stringify(data).slice(0, 200)}`);
+    }
+    assert.equal(bystander.readyState, WebSocket.OPEN);
   } finally {
     ws.close();
-    await once(ws, 'close');
+    bystander.close();
+    await Promise.all([once(ws, 'close'), once(bystander, 'close')]);
   }
 });

@@ -73,7 +73,9 @@ describe('JSON commands', () => {
 });
 
 describe('plain payloads for binary outputs', () => {
-  for (const [payload, expected] of [['1', true], ['0', false], ['ON', true], ['off', false], ['true', true], ['FALSE', false]] as const) {
+  // Numbers are judged as EVOK's int() and truthiness: 255 and 2 switch on, 0.5 off.
+  const payloads = [['1', true], ['0', false], ['ON', true], ['off', false], ['true', true], ['FALSE', false], ['255', true], ['0.5', false], ['2', true], ['"0"', false]] as const;
+  for (const [payload, expected] of payloads) {
     test(`'${payload}' switches the output ${expected ? 'on' : 'off'}`, async () => {
       const ack = await command('do/1_04', payload);
       assert.equal(ack.success, true, JSON.stringify(ack));
@@ -103,7 +105,7 @@ describe('refused commands are answered too', () => {
   });
 
   test('payloads that are neither a JSON object nor a plain switch word', async () => {
-    for (const payload of ['maybe', '[1]', '"on"', '', '{"value": ']) {
+    for (const payload of ['maybe', '[1]', 'null', '', '{"value": ']) {
       const ack = await command('do/1_01', payload);
       assert.equal(ack.success, false, payload);
       assert.ok(ack.errors.InvalidPayload, payload);
@@ -121,9 +123,11 @@ describe('refused commands are answered too', () => {
     const unknown = await command('do/1_01', '{"colour": "red"}');
     assert.equal(unknown.success, false);
     assert.ok(unknown.errors.ValidationError);
-    const bad = await command('do/1_01', '{"value": 7}');
+    const bad = await command('do/1_01', '{"value": "1.5"}');
     assert.equal(bad.success, false);
-    assert.ok(bad.errors.ValidationError);
+    assert.ok(bad.errors.ValueError);
+    const word = await command('do/1_01', '"on"');
+    assert.ok(word.errors.ValueError, 'a JSON string is a value, judged as int() would');
     const empty = await command('do/1_01', '{}');
     assert.equal(empty.success, false);
     assert.equal(gateway.board.get('holding', DO_REGISTER), before);

@@ -86,8 +86,8 @@ describe('WebSocket', () => {
     await closeWs(listed);
   });
 
-  test('a read token may subscribe and list, but set is answered with Forbidden and changes nothing', async () => {
-    const ws = await openWs(`${wsUrl}?token=${READ}`);
+  test('a read token may subscribe and list, but set is answered with Forbidden (errors opted in) and changes nothing', async () => {
+    const ws = await openWs(`${wsUrl}?token=${READ}&errors=1`);
     try {
       ws.send(JSON.stringify({ cmd: 'all' }));
       const all = await nextMessage(ws);

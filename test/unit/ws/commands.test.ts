@@ -19,8 +19,8 @@ after(async () => {
   await gate.close();
 });
 
-async function withClient(run: (client: TestClient) => Promise<void>): Promise<void> {
-  const client = await connect(gate.wsUrl);
+async function withClient(run: (client: TestClient) => Promise<void>, query = ''): Promise<void> {
+  const client = await connect(gate.wsUrl + query);
   try {
     await run(client);
   } finally {
@@ -123,7 +123,7 @@ describe('filter', () => {
       await watcher.close();
     }));
 
-  test('unknown names are reported; the known ones still apply', () =>
+  test('unknown names are reported to a client that asked for errors; the known ones still apply', () =>
     withClient(async (client) => {
       client.send({ cmd: 'filter', devices: ['digitaloutput', 'uart'] });
       const reply = await client.reply();
@@ -133,13 +133,17 @@ describe('filter', () => {
       assert.equal(deviceIn(await client.next(), 'do', '1_02').value, 1);
       client.send({ cmd: 'set', dev: 'do', circuit: '1_02', value: 0 });
       await client.nextMatching((m) => deviceIn(m, 'do', '1_02')?.value === 0);
-    }));
+    }, '?errors=1'));
 
   test('a list with no known name is an error and leaves the filter as it was', () =>
     withClient(async (client) => {
       client.send({ cmd: 'filter', devices: ['uart', 'rs485'] });
       assert.equal((await client.reply()).success, false);
-    }));
+      client.send({ cmd: 'set', dev: 'do', circuit: '1_02', value: 1 });
+      assert.equal(deviceIn(await client.next(), 'do', '1_02').value, 1, 'the default filter still applies');
+      client.send({ cmd: 'set', dev: 'do', circuit: '1_02', value: 0 });
+      await client.nextMatching((m) => deviceIn(m, 'do', '1_02')?.value === 0);
+    }, '?errors=1'));
 });
 
 describe('all', () => {
@@ -235,7 +239,21 @@ describe('set', () => {
     }));
 });
 
-describe('bad messages get an error reply and the socket stays open', () => {
+/**
+ * Sends a `full` for `1_01` and returns every message up to its reply: what
+ * the client got for anything it sent before.
+ */
+async function untilFull(client: TestClient): Promise<unknown[]> {
+  client.send({ cmd: 'full', dev: 'di', circuit: '1_01' });
+  const seen: unknown[] = [];
+  for (;;) {
+    const message = await client.next();
+    if (!Array.isArray(message) && message.dev === 'di' && message.circuit === '1_01') return seen;
+    seen.push(message);
+  }
+}
+
+describe('bad messages get an error reply only with ?errors=1; the socket stays open', () => {
   const cases: Array<[string, unknown, string]> = [
     ['invalid JSON', '{"cmd":', 'JSONDecodeError'],
     ['not an object', '[1,2]', 'TypeError'],
@@ -245,12 +263,13 @@ describe('bad messages get an error reply and the socket stays open', () => {
     ['missing dev', { cmd: 'full', circuit: '1_01' }, 'TypeError'],
     ['unknown type', { cmd: 'full', dev: 'foo', circuit: '1_01' }, 'KeyError'],
     ['unknown circuit', { cmd: 'set', dev: 'do', circuit: '9_99', value: 1 }, 'Exception'],
-    ['value out of range', { cmd: 'set', dev: 'do', circuit: '1_01', value: 7 }, 'ValidationError'],
+    ['value text int() cannot read', { cmd: 'set', dev: 'do', circuit: '1_01', value: '1.5' }, 'ValueError'],
+    ['value of a wrong type', { cmd: 'set', dev: 'do', circuit: '1_01', value: [1] }, 'ValidationError'],
     ['unknown field', { cmd: 'set', dev: 'do', circuit: '1_01', colour: 'red' }, 'ValidationError'],
     ['filter without a list', { cmd: 'filter', devices: 'di' }, 'TypeError'],
   ];
   for (const [name, message, kind] of cases) {
-    test(name, () =>
+    test(`${name}: ${kind} with ?errors=1`, () =>
       withClient(async (client) => {
         client.send(message);
         const reply = await client.reply();
@@ -258,15 +277,47 @@ describe('bad messages get an error reply and the socket stays open', () => {
         assert.equal(typeof reply.errors[kind], 'string', JSON.stringify(reply));
         client.send({ cmd: 'full', dev: 'di', circuit: '1_01' });
         assert.equal((await client.reply()).circuit, '1_01');
-      }));
+      }, '?errors=1'));
   }
+
+  test('by default none of them is answered (as EVOK), the socket stays open and pushes carry on', () =>
+    withClient(async (client) => {
+      for (const [, message] of cases) {
+        // Nothing that is not an array arrives before the marker's reply.
+        client.send(message);
+        const before = await untilFull(client);
+        assert.ok(before.every(Array.isArray), `${JSON.stringify(message)} was answered with ${JSON.stringify(before)}`);
+      }
+      client.ws.send(Buffer.from('{"cmd":"all"}'), { binary: true });
+      assert.deepEqual(await untilFull(client), []);
+      assert.equal(client.ws.readyState, WebSocket.OPEN);
+      const watcher = await connect(gate.wsUrl);
+      const value = await flipInput(watcher);
+      await client.nextMatching((m) => deviceIn(m, 'di', '1_01')?.value === value);
+      await watcher.close();
+      // Every frame this client got was a device list, apart from its own `full` replies.
+      for (const message of client.received) assert.ok(Array.isArray(message) || message.dev === 'di', JSON.stringify(message));
+    }));
+
+  test('?errors=0 turns off what apis.websocket.error_replies turned on', async () => {
+    const verbose = await startGate(STILL_BOARD.replace('enabled: true', 'enabled: true\n    error_replies: true'));
+    const [loud, quiet] = await Promise.all([connect(verbose.wsUrl), connect(`${verbose.wsUrl}?errors=0`)]);
+    try {
+      for (const client of [loud, quiet]) client.send({ cmd: 'reboot' });
+      assert.equal(typeof (await loud.reply()).errors.UnknownCommand, 'string');
+      assert.deepEqual(await untilFull(quiet), []);
+    } finally {
+      await Promise.all([loud.close(), quiet.close()]);
+      await verbose.close();
+    }
+  });
 
   test('a binary frame', () =>
     withClient(async (client) => {
       client.ws.send(Buffer.from('{"cmd":"all"}'), { binary: true });
       assert.equal((await client.reply()).success, false);
       assert.equal(client.ws.readyState, WebSocket.OPEN);
-    }));
+    }, '?errors=1'));
 
   test('a frame over 64 KiB is refused by closing with 1009 (message too big)', () =>
     withClient(async (client) => {

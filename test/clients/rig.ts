@@ -1,0 +1,121 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { configFile } from '../helpers/http-call.js';
+import { nginxMissing, rewrite, startNginx, type RunningNginx } from '../helpers/nginx.js';
+import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
+
+// What the compatibility suite runs Unipi's own clients against: the built
+// daemon, polling a Brain section (1, model 00) and a relay section (2, model
+// 01) of the standalone simulator over Modbus TCP, behind nginx as Unipi ships
+// EVOK. The simulator's control endpoint lets a test move an input.
+
+/** Unipi's unmodified clients; they are never copied into this repository. */
+export const CLIENTS = process.env.IOGATE_EVOK_CLIENTS ?? fileURLToPath(new URL('../../../shared/clients', import.meta.url));
+export const PANEL_WWW = `${CLIENTS}/evok-web-jq/www`;
+export const EVOK_SITE = `${CLIENTS}/evok-web-jq/nginx-site.conf`;
+export const NODE_RED_NODES = `${CLIENTS}/node-red-contrib-unipi-evok`;
+/** iogate's own site for nginx, shipped as an example. */
+export const IOGATE_SITE = fileURLToPath(new URL('../../deploy/nginx-iogate.conf', import.meta.url));
+
+/** Why the suite cannot run here, or undefined. */
+export function clientsMissing(): string | undefined {
+  if (!existsSync(PANEL_WWW) || !existsSync(NODE_RED_NODES)) return `Unipi's EVOK clients are not at ${CLIENTS} (a clone on its own); CI has them`;
+  return nginxMissing();
+}
+
+/** Register 0 of the Brain section holds the DI bits; register 1 the DO bits. */
+const BRAIN_DI_REGISTER = 0;
+
+export interface Rig {
+  sim: SimProcess;
+  daemon: SpawnedDaemon;
+  nginx: RunningNginx;
+  /** Sets digital input `index` (0-based) of the Brain section on the simulated board. */
+  setInput(index: number, on: boolean): Promise<void>;
+  /** An iogate device read directly, not through nginx. */
+  device(dev: string, circuit: string): Promise<any>;
+  stop(): Promise<void>;
+}
+
+/**
+ * EVOK's own nginx-site.conf with only the upstream port, the listen port and
+ * the paths changed; or, with `site: 'iogate'`, deploy/nginx-iogate.conf the same way.
+ */
+function siteFor(kind: 'evok' | 'iogate', iogatePort: number, nginxPort: number): string {
+  if (kind === 'evok') {
+    return rewrite(readFileSync(EVOK_SITE, 'utf8'), [
+      ['server 127.0.0.1:8080;', `server 127.0.0.1:${iogatePort};`],
+      ['listen 80 default_server;', `listen 127.0.0.1:${nginxPort} default_server;`],
+      ['/opt/evok/www', PANEL_WWW],
+    ]);
+  }
+  return rewrite(readFileSync(IOGATE_SITE, 'utf8'), [
+    ['server 127.0.0.1:8080;', `server 127.0.0.1:${iogatePort};`],
+    ['listen 80 default_server;', `listen 127.0.0.1:${nginxPort} default_server;`],
+    ['/opt/evok/www', PANEL_WWW],
+  ]);
+}
+
+export async function startRig(site: 'evok' | 'iogate'): Promise<Rig> {
+  const sim = await startSim(['--model', '00', '--slave-id', '1', '--model', '01', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0', '--toggle-ms', '0']);
+  let daemon: SpawnedDaemon | undefined;
+  try {
+    const { dir, file } = configFile(
+      `apis:
+  websocket:
+    enabled: true
+comm_channels:
+  PLC:
+    type: MODBUSTCP
+    hostname: 127.0.0.1
+    port: ${sim.tcpPort}
+    devices:
+      1:
+        model: '00'
+        slave-id: 1
+        scan_frequency: 50
+      2:
+        model: '01'
+        slave-id: 2
+        scan_frequency: 50
+`,
+      'iogate-clients-',
+    );
+    daemon = await spawnDaemon(['--config', file], { cwd: dir });
+    const iogatePort = Number(new URL(daemon.baseUrl).port);
+    const nginx = await startNginx((port) => siteFor(site, iogatePort, port));
+    const running = daemon;
+    return {
+      sim,
+      daemon: running,
+      nginx,
+      async setInput(index, on) {
+        const [bits] = await sim.registers(1, BRAIN_DI_REGISTER, 1);
+        await sim.setRegisters(1, BRAIN_DI_REGISTER, [on ? bits! | (1 << index) : bits! & ~(1 << index)]);
+      },
+      async device(dev, circuit) {
+        return (await fetch(`${running.baseUrl}/rest/${dev}/${circuit}`)).json();
+      },
+      async stop() {
+        await nginx.stop();
+        await running.stop();
+        await sim.stop();
+      },
+    };
+  } catch (error) {
+    await daemon?.stop();
+    await sim.stop();
+    throw error;
+  }
+}
+
+/** Resolves once `check` holds; polls every 20 ms, fails after `limitMs` saying `what`. */
+export async function eventually(check: () => Promise<boolean> | boolean, what: string, limitMs = 5000): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > limitMs) throw new Error(`${what}: not within ${limitMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return Date.now() - started;
+}

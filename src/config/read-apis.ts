@@ -16,6 +16,7 @@ import {
 /** `baseDir` anchors relative file paths (TLS files, token files): the config file's directory. */
 export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
   const websocket = apis.section('websocket');
+  const panel = apis.section('panel');
   const config: Config['apis'] = {
     port: apis.integer('port', DEFAULT_API_PORT, 1, 65535),
     address: apis.string('address', DEFAULT_API_ADDRESS),
@@ -23,12 +24,14 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
       enabled: websocket.boolean('enabled', false),
       allFiltered: websocket.boolean('all_filtered', false),
     },
+    panel: { enabled: panel.boolean('enabled', true) },
     webhook: readWebhook(apis.section('webhook')),
     mqtt: readMqtt(apis.section('mqtt'), baseDir),
     auth: readAuth(apis.section('auth'), baseDir),
     limits: readLimits(apis.section('limits')),
   };
   websocket.warnUnknownKeys();
+  panel.warnUnknownKeys();
   apis.warnUnknownKeys();
   return config;
 }

@@ -113,6 +113,8 @@ export interface Config {
     port: number;
     address: string;
     websocket: { enabled: boolean; allFiltered: boolean };
+    /** The built-in control panel at `/`. */
+    panel: { enabled: boolean };
     webhook: WebhookConfig;
     mqtt: MqttConfig;
     auth: AuthConfig;

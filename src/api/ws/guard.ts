@@ -15,16 +15,28 @@ export type UpgradeDecision = { admitted: true; scope: Scope } | { admitted: fal
 
 export function admitUpgrade(req: IncomingMessage, guards: ApiGuards, openClients: number): UpgradeDecision {
   const origin = req.headers.origin;
-  if (origin !== undefined && !guards.cors.allowsOrigin(origin)) {
-    return { admitted: false, error: new RequestError(403, 'Forbidden', `pages from ${origin} may not open a WebSocket here (apis.auth.cors_origins)`) };
-  }
   // Browsers cannot set headers on an upgrade, hence the `?token=` fallback here.
   const grant = guards.auth.scopeOf(req, { allowQueryToken: true });
+  if (origin !== undefined && !guards.cors.allowsOrigin(origin) && !(grant.scope !== 'none' && grant.byToken && isOwnPage(origin, req))) {
+    return { admitted: false, error: new RequestError(403, 'Forbidden', `pages from ${origin} may not open a WebSocket here (apis.auth.cors_origins)`) };
+  }
   if (grant.scope === 'none') return { admitted: false, error: grant.error };
   if (openClients >= guards.limits.maxWebSocketClients) {
     return { admitted: false, error: new RequestError(503, 'TooManyClients', `already ${openClients} WebSocket clients (apis.limits.max_websocket_clients)`) };
   }
   return { admitted: true, scope: grant.scope };
+}
+
+/**
+ * A page served by this very host and port: the built-in panel. It is let in
+ * with a valid token only, so a page that reaches the port under another name
+ * (DNS rebinding) gains nothing: it has no token.
+ */
+function isOwnPage(origin: string, req: IncomingMessage): boolean {
+  const host = req.headers.host;
+  if (host === undefined) return false;
+  const lower = origin.toLowerCase();
+  return lower === `http://${host.toLowerCase()}` || lower === `https://${host.toLowerCase()}`;
 }
 
 /** Answers a refused upgrade as plain HTTP with EVOK's error envelope, then closes the socket. */

@@ -194,11 +194,36 @@ function applyFilter(): void {
   setText(count, shown === views.size ? `${views.size} devices` : `${shown} of ${views.size} devices`);
 }
 
+let pollTimer: number | undefined;
+
 function showLink(state: LinkState): void {
-  setAttr(conn, 'data-state', state.kind);
-  if (state.kind === 'live') setText(conn, 'Live');
-  else if (state.kind === 'connecting') setText(conn, 'Connecting…');
-  else setText(conn, `Disconnected, retrying in ${Math.ceil(state.retryInMs / 1000)} s`);
+  if (state.kind === 'live') {
+    window.clearInterval(pollTimer);
+    pollTimer = undefined;
+    setAttr(conn, 'data-state', 'live');
+    setText(conn, 'Live');
+  } else if (state.kind === 'down') {
+    // The WebSocket may be switched off (apis.websocket) while HTTP works: then poll.
+    if (pollTimer === undefined) pollTimer = window.setInterval(() => void poll(), POLL_MS);
+    void poll();
+  } else if (pollTimer === undefined) {
+    setAttr(conn, 'data-state', 'connecting');
+    setText(conn, 'Connecting…');
+  }
+}
+
+const POLL_MS = 1000;
+
+async function poll(): Promise<void> {
+  try {
+    enqueue(await listAll());
+    setAttr(conn, 'data-state', 'polling');
+    setText(conn, 'Polling (no WebSocket)');
+  } catch (error) {
+    if (error instanceof NeedsToken) askToken(error.message);
+    setAttr(conn, 'data-state', 'down');
+    setText(conn, 'Disconnected');
+  }
 }
 
 function showNotice(message: string): void {

@@ -69,7 +69,8 @@ export class DeviceView {
   private readonly nameText: HTMLElement;
   private readonly value: HTMLElement;
   private readonly error: HTMLElement;
-  private readonly refreshers: ((device: Device) => void)[] = [];
+  /** Bring controls in line with a state; `force` also overrides what the user is editing. */
+  private readonly refreshers: ((device: Device, force: boolean) => void)[] = [];
   private settingsBuilt = false;
   private readonly details: HTMLDetailsElement | undefined;
   private switchEl: HTMLButtonElement | undefined;
@@ -103,7 +104,7 @@ export class DeviceView {
   }
 
   /** Applies a new state; answers whether anything on screen changed. */
-  update(device: Device, force = false): boolean {
+  update(device: Device, force = false, resetControls = false): boolean {
     const text = JSON.stringify(device);
     if (!force && text === this.text) return false;
     this.text = text;
@@ -120,7 +121,7 @@ export class DeviceView {
       this.details?.firstElementChild?.setAttribute('aria-label', `Settings ${label}`);
     }
     this.renderValue(device);
-    for (const refresh of this.refreshers) refresh(device);
+    for (const refresh of this.refreshers) refresh(device, resetControls);
     return true;
   }
 
@@ -193,14 +194,21 @@ export class DeviceView {
     }
     this.actions
       .write(this, fields)
-      .catch((error: unknown) => this.showError(error instanceof Error ? error.message : String(error)))
-      .finally(() => {
+      .then(
+        () => false,
+        (error: unknown) => {
+          this.showError(error instanceof Error ? error.message : String(error));
+          return true;
+        },
+      )
+      .then((failed) => {
         this.writesInFlight--;
         if (this.writesInFlight === 0 && this.switchEl) {
           this.switchEl.removeAttribute('aria-busy');
           setText(this.pendingNote!, '');
         }
-        this.update(this.device, true);
+        // A refused value must not stay in its field looking accepted.
+        this.update(this.device, true, failed);
       });
   }
 
@@ -208,7 +216,7 @@ export class DeviceView {
     const label = deviceLabel(this.device);
     const slider = h('input', { type: 'range', 'aria-label': label });
     const number = h('input', { type: 'number', 'aria-label': `${label} value` });
-    const apply = (device: Device) => {
+    const apply = (device: Device, force = false) => {
       const [min, max] = aoRange(device);
       const step = String((max - min) / 1000 || 0.01);
       for (const input of [slider, number]) {
@@ -220,8 +228,8 @@ export class DeviceView {
       setAttr(slider, 'aria-label', lab);
       setAttr(number, 'aria-label', `${lab} value`);
       const value = typeof device.value === 'number' ? String(device.value) : '';
-      if (document.activeElement !== slider && slider.value !== value) slider.value = value;
-      if (document.activeElement !== number && number.value !== value) number.value = value;
+      if ((force || document.activeElement !== slider) && slider.value !== value) slider.value = value;
+      if ((force || document.activeElement !== number) && number.value !== value) number.value = value;
     };
     slider.addEventListener('input', () => (number.value = slider.value));
     slider.addEventListener('change', () => this.run({ value: Number(slider.value) }));
@@ -234,9 +242,9 @@ export class DeviceView {
 
   private buildRegister(): HTMLElement {
     const input = h('input', { type: 'number', min: 0, max: 65535, step: 1, 'aria-label': `${deviceLabel(this.device)} value` });
-    this.refreshers.push((device) => {
+    this.refreshers.push((device, force) => {
       const value = typeof device.value === 'number' ? String(device.value) : '';
-      if (document.activeElement !== input && input.value !== value) input.value = value;
+      if ((force || document.activeElement !== input) && input.value !== value) input.value = value;
     });
     input.addEventListener('change', () => {
       if (input.value !== '') this.run({ value: Number(input.value) });
@@ -259,11 +267,11 @@ export class DeviceView {
         control = button;
       } else if (setting.kind === 'select') {
         const select = h('select', { id, 'aria-label': name });
-        const refresh = (device: Device) => {
+        const refresh = (device: Device, force = false) => {
           const options = setting.options?.(device) ?? [];
           if (select.options.length !== options.length) select.replaceChildren(...options.map((option) => h('option', { value: option, text: option })));
           const current = String(device[setting.field] ?? '');
-          if (document.activeElement !== select && select.value !== current) select.value = current;
+          if ((force || document.activeElement !== select) && select.value !== current) select.value = current;
         };
         select.addEventListener('change', () => this.run({ [setting.field]: select.value }));
         this.refreshers.push(refresh);
@@ -271,9 +279,9 @@ export class DeviceView {
         control = select;
       } else {
         const input = h('input', { id, type: 'number', 'aria-label': name, min: setting.min, max: setting.max, step: setting.step });
-        const refresh = (device: Device) => {
+        const refresh = (device: Device, force = false) => {
           const current = device[setting.field] === null || device[setting.field] === undefined ? '' : String(device[setting.field]);
-          if (document.activeElement !== input && input.value !== current) input.value = current;
+          if ((force || document.activeElement !== input) && input.value !== current) input.value = current;
         };
         input.addEventListener('change', () => {
           if (input.value !== '') this.run({ [setting.field]: Number(input.value) });
@@ -293,8 +301,8 @@ export class DeviceView {
       input.addEventListener('keydown', (event) => {
         if (event.key === 'Enter') rename();
       });
-      this.refreshers.push((device) => {
-        if (document.activeElement !== input) input.value = alias(device);
+      this.refreshers.push((device, force) => {
+        if (force || document.activeElement !== input) input.value = alias(device);
       });
       grid.append(h('label', { for: id, text: 'Alias' }), h('div', { class: 'row' }, input, button));
     }

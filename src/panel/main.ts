@@ -41,6 +41,7 @@ const boards = new Map<string, Board>();
 const queued = new Map<string, Device>();
 let frameRequested = false;
 let live: { restart(): void } | undefined;
+let firstOpen = true;
 
 const actions: Actions = {
   async write(view, fields) {
@@ -238,14 +239,33 @@ function askToken(message: string): void {
 }
 
 /** Loads (or reloads) every device; asks for a token when the API wants one. */
-async function load(): Promise<void> {
+async function load(): Promise<boolean> {
   try {
     renderAll(await listAll());
     showNotice('');
+    return true;
   } catch (error) {
     if (error instanceof NeedsToken) askToken(error.message);
     else showNotice(`Cannot load the devices: ${(error as Error).message}`);
+    return false;
   }
+}
+
+/** The live feed starts once the devices are listed (with a token, when one is needed). */
+function goLive(): void {
+  if (live) {
+    live.restart();
+    return;
+  }
+  live = startLiveFeed({
+    onDevices: enqueue,
+    onState: showLink,
+    // After a reconnect, what changed while the link was down is fetched again.
+    onOpen: () => {
+      if (!firstOpen) void load();
+      firstOpen = false;
+    },
+  });
 }
 
 /** Slave statistics are not pushed on every scan; refresh them now and then. */
@@ -263,7 +283,7 @@ tokenDialog.addEventListener('close', () => {
   if (value === '') return;
   setToken(value);
   tokenInput.value = '';
-  void load().then(() => live?.restart());
+  void load().then((loaded) => loaded && goLive());
 });
 
 for (const control of [search, boardFilter, typeFilter]) control.addEventListener('input', applyFilter);
@@ -279,16 +299,5 @@ $<HTMLButtonElement>('save-aliases').addEventListener('click', () => {
     });
 });
 
-let firstOpen = true;
-void load().then(() => {
-  live = startLiveFeed({
-    onDevices: enqueue,
-    onState: showLink,
-    // After a reconnect, what changed while the link was down is fetched again.
-    onOpen: () => {
-      if (!firstOpen) void load();
-      firstOpen = false;
-    },
-  });
-});
+void load().then((loaded) => loaded && goLive());
 setInterval(() => void refreshSlaves(), 5000);

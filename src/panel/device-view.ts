@@ -72,7 +72,9 @@ export class DeviceView {
   /** Bring controls in line with a state; `force` also overrides what the user is editing. */
   private readonly refreshers: ((device: Device, force: boolean) => void)[] = [];
   private settingsBuilt = false;
-  private readonly details: HTMLDetailsElement | undefined;
+  /** The Settings disclosure button; its panel is built on first use, so 500 cards cost no settings DOM. */
+  private readonly more: HTMLButtonElement | undefined;
+  private settingsPanel: HTMLElement | undefined;
   private switchEl: HTMLButtonElement | undefined;
   private pendingNote: HTMLElement | undefined;
   private writesInFlight = 0;
@@ -92,12 +94,15 @@ export class DeviceView {
     if (device.dev === 'register' && !String(device.circuit).endsWith('_inp')) this.root.append(this.buildRegister());
     const settings = SETTINGS[device.dev];
     if (settings || !NOT_ALIASABLE.has(device.dev)) {
-      const summary = h('summary', { text: 'Settings', 'aria-label': `Settings ${deviceLabel(device)}` });
-      this.details = h('details', {}, summary);
-      this.details.addEventListener('toggle', () => {
-        if (this.details?.open && !this.settingsBuilt) this.buildSettings();
+      const more = h('button', { type: 'button', class: 'more', text: 'Settings', 'aria-expanded': 'false', 'aria-label': `Settings ${deviceLabel(device)}` });
+      more.addEventListener('click', () => {
+        if (!this.settingsBuilt) this.buildSettings();
+        const open = more.getAttribute('aria-expanded') !== 'true';
+        more.setAttribute('aria-expanded', String(open));
+        this.settingsPanel!.hidden = !open;
       });
-      this.root.append(this.details);
+      this.more = more;
+      this.root.append(more);
     }
     this.root.append(this.error);
     this.update(device, true);
@@ -118,7 +123,7 @@ export class DeviceView {
       this.nameText.replaceChildren(name || String(device.circuit), h('small', { text: small }));
       this.root.setAttribute('aria-label', label);
       if (this.switchEl) this.switchEl.setAttribute('aria-label', label);
-      this.details?.firstElementChild?.setAttribute('aria-label', `Settings ${label}`);
+      this.more?.setAttribute('aria-label', `Settings ${label}`);
     }
     this.renderValue(device);
     for (const refresh of this.refreshers) refresh(device, resetControls);
@@ -306,7 +311,11 @@ export class DeviceView {
       });
       grid.append(h('label', { for: id, text: 'Alias' }), h('div', { class: 'row' }, input, button));
     }
-    this.details!.append(grid);
+    grid.id = `${this.key}/settings`;
+    grid.hidden = true;
+    this.more!.setAttribute('aria-controls', grid.id);
+    this.settingsPanel = grid;
+    this.root.insertBefore(grid, this.error);
   }
 }
 

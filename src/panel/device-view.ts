@@ -309,7 +309,7 @@ export class DeviceView {
       this.refreshers.push((device, force) => {
         if (force || document.activeElement !== input) input.value = alias(device);
       });
-      grid.append(h('label', { for: id, text: 'Alias' }), h('div', { class: 'row' }, input, button));
+      grid.append(h('div', { class: 'row wide' }, h('label', { for: id, text: 'Alias' }), input, button));
     }
     grid.id = `${this.key}/settings`;
     grid.hidden = true;

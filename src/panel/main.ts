@@ -106,7 +106,7 @@ function addView(device: Device, into?: DocumentFragment): DeviceView {
 function renderBoardHead(board: Board): void {
   const slave = views.get(`modbus_slave/${board.id}`)?.device;
   const info = views.get(`device_info/${board.id}`)?.device;
-  setText(board.title, board.id === '' ? 'Other devices' : `Board ${board.id}${info?.model ? ` · ${String(info.model)}` : ''}`);
+  setText(board.title, board.id === '' ? 'Other devices' : `Board ${board.id}${info?.model ? ` · model ${String(info.model)}` : ''}`);
   if (!slave) return;
   const state = slaveState(slave);
   board.state.hidden = false;
@@ -272,11 +272,15 @@ function goLive(): void {
   });
 }
 
-/** Slave statistics are not pushed on every scan; refresh them now and then. */
-async function refreshSlaves(): Promise<void> {
+/**
+ * Slave statistics and raw registers are not pushed (registers on purpose, as
+ * in EVOK); refresh them now and then while the page is visible.
+ */
+async function refreshUnpushed(): Promise<void> {
   if (document.hidden || views.size === 0) return;
   try {
     enqueue(await listType('modbus_slave'));
+    if ([...boards.values()].some((board) => board.groups.has('register'))) enqueue(await listType('register'));
   } catch {
     // The live feed shows connection problems; a missed refresh changes nothing.
   }
@@ -304,4 +308,4 @@ $<HTMLButtonElement>('save-aliases').addEventListener('click', () => {
 });
 
 void load().then((loaded) => loaded && goLive());
-setInterval(() => void refreshSlaves(), 5000);
+setInterval(() => void refreshUnpushed(), 5000);

@@ -225,10 +225,12 @@ describe('panel in Chromium', { skip }, () => {
   test('screenshots at phone and desktop widths in both themes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iogate-panel-shots-'));
     const paths: string[] = [];
+    await httpCall(rig.daemon.baseUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const [width, height, name] of [[390, 844, 'phone'], [1280, 900, 'desktop']] as const) {
         const shot = await chromium.context({ colorScheme, viewport: { width, height } });
         const { page: shown, errors: shotErrors } = await openPanel(shot, rig.daemon.baseUrl);
+        if (name === 'desktop') await shown.getByRole('button', { name: 'Settings Pump (do 1_04)', exact: true }).click();
         const path = join(dir, `panel-${name}-${colorScheme}.png`);
         await shown.screenshot({ path });
         assert.ok(readFileSync(path).length > 1000);

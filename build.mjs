@@ -84,7 +84,9 @@ await Promise.all([
     entryPoints: ['src/main.ts'],
     outfile: 'dist/iogate.js',
     banner: { js: '#!/usr/bin/env node' },
-    define: { ...common.define, IOGATE_PANEL: JSON.stringify(panel) },
+    // Strings, not an object: esbuild inlines a string define where it is used,
+    // but turns an object into a module that every other module would import.
+    define: { ...common.define, IOGATE_PANEL_HTML: JSON.stringify(panel.html), IOGATE_PANEL_CSP: JSON.stringify(panel.csp) },
   }),
   build({ ...common, entryPoints: ['src/sim/cli.ts'], outfile: 'dist/iogate-sim.js', banner: { js: '#!/usr/bin/env node' } }),
 ]);

@@ -12,11 +12,13 @@ export interface PanelPage {
 }
 
 /** Put in place by build.mjs; absent when the sources run unbundled. */
-declare const IOGATE_PANEL: PanelPage | undefined;
+declare const IOGATE_PANEL_HTML: string | undefined;
+declare const IOGATE_PANEL_CSP: string | undefined;
 
 /** The panel built into this bundle, or undefined (running from source). */
 export function builtinPanel(): PanelPage | undefined {
-  return typeof IOGATE_PANEL === 'undefined' ? undefined : IOGATE_PANEL;
+  if (typeof IOGATE_PANEL_HTML === 'undefined' || typeof IOGATE_PANEL_CSP === 'undefined') return undefined;
+  return { html: IOGATE_PANEL_HTML, csp: IOGATE_PANEL_CSP };
 }
 
 export interface ServedPanel {

@@ -7,6 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { browserMissing, launchChromium, type LaunchedBrowser } from '../helpers/browser.js';
 import { FORM, bearer, configFile, httpCall } from '../helpers/http-call.js';
+import { startHeldWriteSlave } from '../helpers/held-write-slave.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 
@@ -42,7 +43,7 @@ interface Rig {
 }
 
 /** Board 1 (Neuron 00) and board 2 (xS11, relays), each behind its own simulator. */
-async function startRig(extraApis = ''): Promise<Rig> {
+async function startRig(extraApis = '', websocket = true): Promise<Rig> {
   const simA = await startSim(['--model', '00', '--slave-id', '1', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
   const simB = await startSim(['--model', 'xS11', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
   const dirHolder = configFile('', 'iogate-panel-');
@@ -51,7 +52,7 @@ async function startRig(extraApis = ''): Promise<Rig> {
       `alias_file: ${join(dirHolder.dir, 'alias.yaml')}`,
       'apis:',
       '  websocket:',
-      '    enabled: true',
+      `    enabled: ${websocket}`,
       extraApis,
       'comm_channels:',
       busYaml('BUS_A', simA.tcpPort!, 1, '00'),
@@ -124,7 +125,7 @@ describe('panel in Chromium', { skip }, () => {
     assert.deepEqual(errors, []);
   });
 
-  test('clicking "do 1_01" switches the board\'s output, shown pending until confirmed', async () => {
+  test('clicking "do 1_01" switches the board\'s output (and Space switches it back)', async () => {
     const toggle = page.getByRole('switch', { name: 'do 1_01', exact: true });
     assert.equal(await toggle.getAttribute('aria-checked'), 'false');
     await toggle.click();
@@ -155,7 +156,11 @@ describe('panel in Chromium', { skip }, () => {
     await slider.focus();
     await slider.press('End');
     await waitForApi(rig.daemon.baseUrl, '/rest/ao/1_01', 10);
-    await page.getByRole('button', { name: 'Settings di 1_02', exact: true }).click();
+    // From the keyboard: a disclosure button, expanded state announced.
+    const settings = page.getByRole('button', { name: 'Settings di 1_02', exact: true });
+    await settings.focus();
+    await settings.press('Enter');
+    assert.equal(await settings.getAttribute('aria-expanded'), 'true');
     const debounce = page.getByRole('spinbutton', { name: 'Debounce (ms) di 1_02', exact: true });
     await debounce.fill('120');
     await debounce.press('Enter');
@@ -201,6 +206,26 @@ describe('panel in Chromium', { skip }, () => {
     assert.deepEqual(await visibleKeys(page), ['led/1_01']);
     await page.getByRole('searchbox', { name: 'Search' }).fill('');
     await page.getByRole('combobox', { name: 'Board' }).selectOption('');
+  });
+
+  test('a degraded board and device types the panel does not know are shown', async () => {
+    const context2 = await chromium.context();
+    // The bus work may add `state` to modbus_slave, and 1-Wire brings new types: fake both in the listing.
+    await context2.route('**/rest/all', async (route) => {
+      const response = await route.fetch();
+      const devices = (await response.json()) as Record<string, unknown>[];
+      for (const device of devices) if (device.dev === 'modbus_slave' && device.circuit === '2') device.state = 'degraded';
+      devices.push({ dev: 'temp', circuit: '28FF1234', value: 21.5, unit: '°C', typ: 'DS18B20', lost: false });
+      await route.fulfill({ response, json: devices });
+    });
+    const { page: faked, errors: fakedErrors } = await openPanel(context2, rig.daemon.baseUrl);
+    assert.equal(await faked.locator('section[data-board="2"]').getAttribute('data-state'), 'degraded');
+    assert.equal(await faked.locator('section[data-board="2"] .state').textContent(), 'degraded');
+    assert.equal(await faked.locator('[data-key="temp/28FF1234"] .val').textContent(), '21.5 °C');
+    await faked.getByRole('button', { name: 'Settings temp 28FF1234', exact: true }).click();
+    await faked.getByRole('textbox', { name: 'Alias temp 28FF1234', exact: true }).waitFor();
+    assert.deepEqual(fakedErrors, []);
+    await context2.close();
   });
 
   test('axe-core finds no serious or critical accessibility violation, in either theme', async () => {
@@ -282,6 +307,61 @@ describe('panel across a daemon restart', { skip }, () => {
       await daemon.stop();
       await rig.simA.stop();
       await rig.simB.stop();
+    }
+  });
+});
+
+describe('panel with the WebSocket off', { skip }, () => {
+  test('it polls /rest/all every second and says so', async () => {
+    const chromium = await launchChromium();
+    const rig = await startRig('', false);
+    try {
+      const page = await (await chromium.context()).newPage();
+      const errors = watchErrors(page);
+      await page.goto(`${rig.daemon.baseUrl}/`);
+      await page.waitForSelector('#conn[data-state="polling"]', { timeout: 10_000 });
+      assert.equal(await page.locator('#conn').textContent(), 'Polling (no WebSocket)');
+      await httpCall(rig.daemon.baseUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
+      await page.getByRole('switch', { name: 'do 1_02', exact: true }).and(page.locator('[aria-checked="true"]')).waitFor({ timeout: 2500 });
+      // Only the refused WebSocket handshakes may have been logged.
+      assert.deepEqual(errors.filter((text) => !/WebSocket connection/.test(text)), []);
+    } finally {
+      await chromium.close();
+      await rig.stop();
+    }
+  });
+});
+
+describe('panel while a write is on the wire', { skip }, () => {
+  test('the switch says "pending" until the board answers, then shows the true state', async () => {
+    const slave = await startHeldWriteSlave();
+    const { dir, file } = configFile(
+      [`alias_file: ${join(mkdtempSync(join(tmpdir(), 'iogate-panel-')), 'alias.yaml')}`, 'apis:', '  websocket:', '    enabled: true', 'comm_channels:', busYaml('HELD', slave.port, 1, '00')].join('\n'),
+      'iogate-panel-',
+    );
+    const daemon = await spawnDaemon(['--config', file], { cwd: dir });
+    const chromium = await launchChromium();
+    try {
+      const { page, errors } = await openPanel(await chromium.context(), daemon.baseUrl);
+      const toggle = page.getByRole('switch', { name: 'do 1_01', exact: true });
+      await toggle.click();
+      await slave.writeArrived;
+      await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-busy="true"]');
+      assert.equal(await page.locator('[data-key="do/1_01"] .pending').textContent(), 'pending');
+      assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0, 'not confirmed yet');
+      slave.release();
+      // This stand-in slave keeps coils apart from the registers iogate polls, so
+      // the next scan reads the output back as 0: the switch must end up showing that.
+      await page.waitForSelector('[data-key="do/1_01"] [role=switch]:not([aria-busy])');
+      assert.equal(await page.locator('[data-key="do/1_01"] .pending').textContent(), '');
+      assert.equal(await page.locator('[data-key="do/1_01"] [role=alert]').textContent(), '');
+      await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-checked="false"]');
+      assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0);
+      assert.deepEqual(errors, []);
+    } finally {
+      await chromium.close();
+      await daemon.stop();
+      await slave.close();
     }
   });
 });

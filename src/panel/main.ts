@@ -20,6 +20,7 @@ const count = $<HTMLElement>('count');
 const tokenDialog = $<HTMLDialogElement>('token-dialog');
 const tokenInput = $<HTMLInputElement>('token-input');
 const tokenError = $<HTMLElement>('token-error');
+const tokenButton = $<HTMLButtonElement>('token-button');
 
 interface TypeGroup {
   root: HTMLElement;
@@ -238,6 +239,8 @@ function showNotice(message: string): void {
 
 function askToken(message: string): void {
   setText(tokenError, token() ? message : '');
+  // Stays in the header, so a dismissed prompt can be opened again.
+  tokenButton.hidden = false;
   if (!tokenDialog.open) tokenDialog.showModal();
   tokenInput.focus();
 }
@@ -288,11 +291,18 @@ async function refreshUnpushed(): Promise<void> {
 
 tokenDialog.addEventListener('close', () => {
   const value = tokenInput.value.trim();
-  if (value === '') return;
+  if (value === '') {
+    if (views.size === 0) showNotice('This controller needs an access token: use the Token button.');
+    return;
+  }
   setToken(value);
   tokenInput.value = '';
   void load().then((loaded) => loaded && goLive());
 });
+
+tokenButton.addEventListener('click', () => askToken(''));
+// Escape means "not now": whatever was typed is not used.
+tokenDialog.addEventListener('cancel', () => (tokenInput.value = ''));
 
 for (const control of [search, boardFilter, typeFilter]) control.addEventListener('input', applyFilter);
 $<HTMLFormElement>('tools').addEventListener('submit', (event) => event.preventDefault());

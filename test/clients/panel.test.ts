@@ -378,6 +378,12 @@ describe('panel with access tokens', { skip }, () => {
       await page.goto(`${rig.daemon.baseUrl}/`);
       const dialog = page.getByRole('dialog', { name: 'Access token' });
       await dialog.waitFor();
+      // Dismissed, it can be opened again from the header.
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'hidden' });
+      await page.getByRole('alert').filter({ hasText: 'needs an access token' }).waitFor();
+      await page.getByRole('button', { name: 'Token…', exact: true }).click();
+      await dialog.waitFor();
       await dialog.getByLabel('Token').fill('wrong-token');
       await dialog.getByRole('button', { name: 'Connect' }).click();
       await dialog.getByText(/not valid/).waitFor();

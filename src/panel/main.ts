@@ -125,6 +125,24 @@ function renderBoardHead(board: Board): void {
 
 /** Builds every card in one go, off-document, then inserts each board's grids once. */
 function renderAll(devices: Device[]): void {
+  // The first time, the whole list is built detached and goes in with one insertion.
+  const first = views.size === 0;
+  const parent = boardsEl.parentNode!;
+  const next = boardsEl.nextSibling;
+  if (first) boardsEl.remove();
+  try {
+    buildCards(devices);
+  } finally {
+    if (first) parent.insertBefore(boardsEl, next);
+  }
+  if (boardsEl.hasAttribute('aria-busy')) {
+    boardsEl.removeAttribute('aria-busy');
+    // For measurements (bench/panel.mjs): when the first full list was in the document.
+    performance.mark('iogate-rendered');
+  }
+}
+
+function buildCards(devices: Device[]): void {
   const fragments = new Map<TypeGroup, DocumentFragment>();
   for (const device of devices) {
     const known = views.get(`${device.dev}/${device.circuit}`);
@@ -141,11 +159,6 @@ function renderAll(devices: Device[]): void {
   for (const [group, fragment] of fragments) group.grid.append(fragment);
   for (const board of boards.values()) renderBoardHead(board);
   applyFilter();
-  if (boardsEl.hasAttribute('aria-busy')) {
-    boardsEl.removeAttribute('aria-busy');
-    // For measurements (bench/panel.mjs): when the first full list was in the document.
-    performance.mark('iogate-rendered');
-  }
 }
 
 function enqueue(devices: Device[]): void {

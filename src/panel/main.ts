@@ -114,11 +114,16 @@ function renderBoardHead(board: Board): void {
   setText(board.state, state);
   setAttr(board.root, 'data-state', state);
   const parts = [`slave ${formatNumber(slave.slave_id)}`];
+  const stat = (name: string, value: unknown) => {
+    if (typeof value !== 'number' && typeof value !== 'string') return;
+    // Success ratios (0..1) read better as percentages.
+    const shown = typeof value === 'number' && name.includes('ratio') ? `${formatNumber(Math.round(value * 1000) / 10)} %` : formatNumber(value);
+    parts.push(`${name.replaceAll('_', ' ')} ${shown}`);
+  };
+  for (const [name, value] of Object.entries(slave)) if (name.includes('ratio')) stat(name, value);
   const stats = slave.stats;
   if (stats && typeof stats === 'object') {
-    for (const [name, value] of Object.entries(stats as Record<string, unknown>)) {
-      if (typeof value === 'number' || typeof value === 'string') parts.push(`${name.replaceAll('_', ' ')} ${formatNumber(value)}`);
-    }
+    for (const [name, value] of Object.entries(stats as Record<string, unknown>)) stat(name, value);
   }
   setText(board.stats, parts.join(' · '));
 }

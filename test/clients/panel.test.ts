@@ -214,13 +214,14 @@ describe('panel in Chromium', { skip }, () => {
     await context2.route('**/rest/all', async (route) => {
       const response = await route.fetch();
       const devices = (await response.json()) as Record<string, unknown>[];
-      for (const device of devices) if (device.dev === 'modbus_slave' && device.circuit === '2') device.state = 'degraded';
+      for (const device of devices) if (device.dev === 'modbus_slave' && device.circuit === '2') Object.assign(device, { state: 'degraded', success_ratio: 0.875 });
       devices.push({ dev: 'temp', circuit: '28FF1234', value: 21.5, unit: '°C', typ: 'DS18B20', lost: false });
       await route.fulfill({ response, json: devices });
     });
     const { page: faked, errors: fakedErrors } = await openPanel(context2, rig.daemon.baseUrl);
     assert.equal(await faked.locator('section[data-board="2"]').getAttribute('data-state'), 'degraded');
     assert.equal(await faked.locator('section[data-board="2"] .state').textContent(), 'degraded');
+    assert.match(String(await faked.locator('section[data-board="2"] .stats').textContent()), /success ratio 87\.5 %/);
     assert.equal(await faked.locator('[data-key="temp/28FF1234"] .val').textContent(), '21.5 °C');
     await faked.getByRole('button', { name: 'Settings temp 28FF1234', exact: true }).click();
     await faked.getByRole('textbox', { name: 'Alias temp 28FF1234', exact: true }).waitFor();

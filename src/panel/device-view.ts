@@ -138,7 +138,7 @@ export class DeviceView {
     const dev = device.dev;
     if (this.switchEl) {
       if (this.writesInFlight === 0) setAttr(this.switchEl, 'aria-checked', device.value ? 'true' : 'false');
-      setText(this.value, dev === 'wd' || dev === 'watchdog' ? `timeout ${formatNumber(device.timeout)} ms` : '');
+      setText(this.value, dev === 'wd' || dev === 'watchdog' ? `timeout ${formatNumber(device.timeout)} ms${device.was_wd_reset ? ' · fired' : ''}` : '');
       return;
     }
     if (dev === 'di' || dev === 'input') {

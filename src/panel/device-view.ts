@@ -50,6 +50,8 @@ const SETTINGS: Record<string, Setting[]> = {
     { field: 'pwm_duty', label: 'PWM duty (%)', kind: 'number', min: 0, max: 100, step: 1 },
   ],
   ai: [{ field: 'mode', label: 'Mode', kind: 'select', options: modeNames('modes') }],
+  // Under Settings rather than on the card: hundreds of registers would mean hundreds of inputs to lay out.
+  register: [{ field: 'value', label: 'Value', kind: 'number', min: 0, max: 65535, step: 1 }],
   ao: [{ field: 'mode', label: 'Mode', kind: 'select', options: modeNames('modes') }],
   wd: [
     { field: 'timeout', label: 'Timeout (ms)', kind: 'number', min: 0, max: 65535, step: 1 },
@@ -68,7 +70,8 @@ export class DeviceView {
   private text = '';
   private readonly nameText: HTMLElement;
   private readonly value: HTMLElement;
-  private readonly error: HTMLElement;
+  /** Made on the first error only: most cards never need one. */
+  private error: HTMLElement | undefined;
   /** Bring controls in line with a state; `force` also overrides what the user is editing. */
   private readonly refreshers: ((device: Device, force: boolean) => void)[] = [];
   private settingsBuilt = false;
@@ -86,12 +89,10 @@ export class DeviceView {
     this.key = `${device.dev}/${device.circuit}`;
     this.nameText = h('span', { class: 'name' });
     this.value = h('span', { class: 'val' });
-    this.error = h('p', { class: 'err', role: 'alert' });
     const head = h('div', { class: 'head' }, this.nameText, this.value);
     this.root = h('article', { class: 'dev', 'data-key': this.key }, head);
     if (SWITCHES.has(device.dev) || device.dev === 'wd' || device.dev === 'watchdog') head.append(this.buildSwitch());
     if (device.dev === 'ao') this.root.append(this.buildRange());
-    if (device.dev === 'register' && !String(device.circuit).endsWith('_inp')) this.root.append(this.buildRegister());
     const settings = SETTINGS[device.dev];
     if (settings || !NOT_ALIASABLE.has(device.dev)) {
       const more = h('button', { type: 'button', class: 'more', text: 'Settings', 'aria-expanded': 'false', 'aria-label': `Settings ${deviceLabel(device)}` });
@@ -104,7 +105,6 @@ export class DeviceView {
       this.more = more;
       this.root.append(more);
     }
-    this.root.append(this.error);
     this.update(device, true);
   }
 
@@ -131,6 +131,11 @@ export class DeviceView {
   }
 
   showError(message: string): void {
+    if (!this.error) {
+      if (message === '') return;
+      this.error = h('p', { class: 'err', role: 'alert' });
+      this.root.append(this.error);
+    }
     setText(this.error, message);
   }
 
@@ -175,7 +180,7 @@ export class DeviceView {
     setText(this.value, parts.join(' · '));
   }
 
-  private buildSwitch(): HTMLElement {
+  private buildSwitch(): DocumentFragment {
     const button = h('button', { type: 'button', role: 'switch', class: 'switch', 'aria-checked': 'false', 'aria-label': deviceLabel(this.device) });
     const note = h('span', { class: 'pending' });
     this.switchEl = button;
@@ -185,8 +190,9 @@ export class DeviceView {
       setAttr(button, 'aria-checked', target ? 'true' : 'false');
       this.run({ value: target });
     });
-    const wrap = h('span', {}, note, button);
-    return wrap;
+    const fragment = document.createDocumentFragment();
+    fragment.append(note, button);
+    return fragment;
   }
 
   /** Runs a write: pending look meanwhile, then the confirmed state or the error and the true state. */
@@ -245,24 +251,13 @@ export class DeviceView {
     return h('div', { class: 'range' }, slider, number);
   }
 
-  private buildRegister(): HTMLElement {
-    const input = h('input', { type: 'number', min: 0, max: 65535, step: 1, 'aria-label': `${deviceLabel(this.device)} value` });
-    this.refreshers.push((device, force) => {
-      const value = typeof device.value === 'number' ? String(device.value) : '';
-      if ((force || document.activeElement !== input) && input.value !== value) input.value = value;
-    });
-    input.addEventListener('change', () => {
-      if (input.value !== '') this.run({ value: Number(input.value) });
-    });
-    return h('div', { class: 'range' }, input);
-  }
-
   private buildSettings(): void {
     this.settingsBuilt = true;
     const grid = h('div', { class: 'settings' });
     const label = () => deviceLabel(this.device);
     for (const setting of SETTINGS[this.device.dev] ?? []) {
       if (setting.kind !== 'button' && !(setting.field in this.device)) continue;
+      if (this.device.dev === 'register' && String(this.device.circuit).endsWith('_inp')) continue;
       const id = `${this.key}/${setting.field}`;
       const name = `${setting.label} ${label()}`;
       let control: HTMLElement;
@@ -315,7 +310,7 @@ export class DeviceView {
     grid.hidden = true;
     this.more!.setAttribute('aria-controls', grid.id);
     this.settingsPanel = grid;
-    this.root.insertBefore(grid, this.error);
+    this.root.insertBefore(grid, this.error ?? null);
   }
 }
 

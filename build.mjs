@@ -1,6 +1,7 @@
 // Bundles the daemon and the standalone simulator into single files under
 // dist/ that run on Node >= 18 with no node_modules beside them.
-import { build } from 'esbuild';
+import { build, transform } from 'esbuild';
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync, cpSync, existsSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
@@ -30,6 +31,32 @@ const prebuildsBesideBundle = {
   },
 };
 
+// The control panel (src/panel/): its script and stylesheet are built first
+// and inlined into one HTML page, which the daemon bundle carries as a string.
+// Inline code runs under the page's Content-Security-Policy only with its
+// hash, so the policy is computed here from the exact bytes served.
+async function buildPanel() {
+  const script = await build({
+    entryPoints: ['src/panel/main.ts'], bundle: true, write: false, format: 'iife', target: 'es2020',
+    minify: true, charset: 'ascii', legalComments: 'none', logLevel: 'warning',
+  });
+  const js = script.outputFiles[0].text.trim();
+  const css = (await transform(readFileSync('src/panel/panel.css', 'utf8'), { loader: 'css', minify: true, charset: 'ascii' })).code.trim();
+  if (js.includes('</script') || css.includes('</style')) throw new Error('panel: inline code would close its own tag');
+  const page = readFileSync('src/panel/page.html', 'utf8');
+  for (const marker of ['/*STYLE*/', '/*SCRIPT*/']) {
+    if (page.split(marker).length !== 2) throw new Error(`panel: page.html must hold ${marker} exactly once`);
+  }
+  const html = page.replace(/\n\s*/g, '\n').replace('/*STYLE*/', () => css).replace('/*SCRIPT*/', () => js);
+  const hash = (text) => `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+  const csp = [
+    "default-src 'self'", "connect-src 'self'", `script-src ${hash(js)}`, `style-src ${hash(css)}`,
+    "img-src 'self' data:", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'", "object-src 'none'",
+  ].join('; ');
+  return { html, csp };
+}
+const panel = await buildPanel();
+
 const common = {
   plugins: [prebuildsBesideBundle],
   bundle: true,
@@ -52,7 +79,15 @@ mkdirSync('dist', { recursive: true });
 // elsewhere they stand alone, but inside the repo dist/ needs to say so.
 writeFileSync('dist/package.json', '{"type": "commonjs"}\n');
 await Promise.all([
-  build({ ...common, entryPoints: ['src/main.ts'], outfile: 'dist/iogate.js', banner: { js: '#!/usr/bin/env node' } }),
+  build({
+    ...common,
+    entryPoints: ['src/main.ts'],
+    outfile: 'dist/iogate.js',
+    banner: { js: '#!/usr/bin/env node' },
+    // Strings, not an object: esbuild inlines a string define where it is used,
+    // but turns an object into a module that every other module would import.
+    define: { ...common.define, IOGATE_PANEL_HTML: JSON.stringify(panel.html), IOGATE_PANEL_CSP: JSON.stringify(panel.csp) },
+  }),
   build({ ...common, entryPoints: ['src/sim/cli.ts'], outfile: 'dist/iogate-sim.js', banner: { js: '#!/usr/bin/env node' } }),
 ]);
 

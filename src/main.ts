@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { bindPolicyProblem } from './api/access/bind-policy.js';
 import { apiGuards } from './api/access/guards.js';
 import { createHttpServer } from './api/http/server.js';
+import { builtinPanel, preparePanel } from './api/panel/serve.js';
 import type { MqttBridge } from './api/mqtt/bridge.js';
 import { startWebhook } from './api/webhook.js';
 import { attachWebSocket } from './api/ws/server.js';
@@ -113,6 +114,7 @@ function main(): void {
     feed: runtime.feed,
     version: `v${VERSION}`,
     metrics: runtime,
+    panel: config.apis.panel.enabled ? servedPanel() : undefined,
     ...guards,
   });
   const { websocket, webhook } = config.apis;
@@ -173,3 +175,9 @@ function main(): void {
 }
 
 main();
+
+/** The panel page, ready to send; none when running from unbundled sources. */
+function servedPanel() {
+  const page = builtinPanel();
+  return page === undefined ? undefined : preparePanel(page);
+}

@@ -17,6 +17,7 @@ import {
 /** `baseDir` anchors relative file paths (TLS files, token files): the config file's directory. */
 export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
   const websocket = apis.section('websocket');
+  const panel = apis.section('panel');
   const config: Config['apis'] = {
     port: apis.integer('port', DEFAULT_API_PORT, 1, 65535),
     address: apis.string('address', DEFAULT_API_ADDRESS),
@@ -25,6 +26,7 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
       allFiltered: websocket.boolean('all_filtered', false),
       errorReplies: websocket.boolean('error_replies', false),
     },
+    panel: { enabled: panel.boolean('enabled', true) },
     webhook: readWebhook(apis.section('webhook')),
     mqtt: readMqtt(apis.section('mqtt'), baseDir),
     auth: readAuth(apis.section('auth'), baseDir),
@@ -32,6 +34,7 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
     allowedHosts: apis.stringList('allowed_hosts', []),
   };
   websocket.warnUnknownKeys();
+  panel.warnUnknownKeys();
   apis.warnUnknownKeys();
   return config;
 }

@@ -20,6 +20,7 @@ export function startupSummary(config: Config): string {
     'APIs:',
     `  HTTP       http://${host}:${apis.port}`,
     `  WebSocket  ${apis.websocket.enabled ? `on, ws://${host}:${apis.port}/ws` : 'off'}`,
+    `  Panel      ${apis.panel.enabled ? `on, http://${host}:${apis.port}/` : 'off'}`,
     `  Webhook    ${apis.webhook.enabled ? `on, ${apis.webhook.complexEvents ? 'POST' : 'GET'} ${apis.webhook.address} for ${apis.webhook.deviceMask.join(', ')}` : 'off'}`,
     `  MQTT       ${mqttLine(config)}`,
     `  Access     ${accessLine(config)}`,

@@ -144,6 +144,8 @@ export interface Config {
     port: number;
     address: string;
     websocket: { enabled: boolean; allFiltered: boolean; errorReplies: boolean };
+    /** The built-in control panel at `/`. */
+    panel: { enabled: boolean };
     webhook: WebhookConfig;
     mqtt: MqttConfig;
     auth: AuthConfig;

@@ -15,7 +15,7 @@ import { isLoopbackAddress } from './loopback.js';
 export type Scope = 'read' | 'write';
 
 /** What a request may do; `none` carries the reason it was refused as a ready error. */
-export type Grant = { scope: Scope } | { scope: 'none'; error: RequestError };
+export type Grant = { scope: Scope; byToken?: true } | { scope: 'none'; error: RequestError };
 
 /** Sent with every 401, as RFC 6750 asks, so clients know which scheme to use. */
 export const CHALLENGE_HEADERS: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'Bearer realm="iogate"' };
@@ -69,7 +69,7 @@ export function createAuthorizer(config: AuthConfig, originAllowed: (origin: str
       if (timingSafeEqual(token.digest, digest)) match = token;
     }
     if (match === undefined) return { scope: 'none', error: unauthorized('the token is not valid') };
-    return { scope: match.scope };
+    return { scope: match.scope, byToken: true };
   };
 
   return {

@@ -9,6 +9,7 @@ import { crossSiteRefusal, isSafeMethod } from '../access/origin.js';
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
 import { handleRpc } from '../rpc/endpoint.js';
 import { sendError, sendRead, useReplyHeaders } from './respond.js';
+import { sendPanel, type ServedPanel } from '../panel/serve.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
 // segment: no regular expressions on the request path.
@@ -19,6 +20,8 @@ export interface HttpContext extends DeviceRouteContext, ApiGuards {
   version: string;
   /** Buses and slaves behind `GET /metrics`; without it the route is absent. */
   metrics?: MetricsSource;
+  /** The control panel served at `/`; without it `/` is a 404, as in EVOK. */
+  panel?: ServedPanel;
 }
 
 export function createHttpServer(ctx: HttpContext): Server {
@@ -56,6 +59,8 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): voi
     if (crossSite) throw crossSite;
   }
   const segments = pathSegments(req.url ?? '/');
+  // The page holds no data and asks for a token itself, so it needs none.
+  if (segments.length === 0 && ctx.panel) return sendPanel(ctx.panel, req, res);
   // Preflights carry no credentials by design; they reveal nothing and change nothing.
   if (ctx.auth.enabled && req.method !== 'OPTIONS') {
     const refused = ctx.auth.authorize(req, routeScope(req.method, segments[0]));

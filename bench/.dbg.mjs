@@ -1,0 +1,12 @@
+import { chromium } from 'playwright-core';
+const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless=new','--no-sandbox','--disable-gpu'] });
+const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+const page = await ctx.newPage();
+await page.goto(process.argv[2] + '/');
+await page.waitForSelector('#conn[data-state="live"]');
+await page.getByRole('button', { name: 'Settings do 1_04', exact: true }).click();
+await page.waitForTimeout(300);
+const box = await page.getByRole('button', { name: 'Rename do 1_04', exact: true }).boundingBox();
+console.log(box, await page.evaluate(({x,y}) => { const e = document.elementFromPoint(x, y); return e?.outerHTML.slice(0,200); }, { x: box.x + 5, y: box.y + 5 }));
+await page.screenshot({ path: '/tmp/wt18/dbg.png' });
+await browser.close();

@@ -1,0 +1,42 @@
+import type { Device } from './api.js';
+
+// Human names for types, and the accessible name of a device's controls:
+// the type and circuit always, the alias in front when there is one.
+
+const TYPE_NAMES: Record<string, string> = {
+  di: 'Digital inputs', input: 'Digital inputs',
+  do: 'Digital outputs', output: 'Digital outputs',
+  ro: 'Relays', relay: 'Relays',
+  led: 'LEDs',
+  ai: 'Analog inputs', ao: 'Analog outputs',
+  wd: 'Watchdogs', watchdog: 'Watchdogs',
+  register: 'Registers', data_point: 'Data points',
+  modbus_slave: 'Board link', device_info: 'Board information',
+  owpower: '1-Wire power', nv_save: 'Non-volatile save',
+  temp: 'Temperatures', sensor: 'Sensors', '1wdevice': '1-Wire devices', owbus: '1-Wire buses',
+  run: 'Service',
+};
+
+export function typeName(dev: string): string {
+  return TYPE_NAMES[dev] ?? dev;
+}
+
+export function alias(device: Device): string {
+  return typeof device.alias === 'string' ? device.alias : '';
+}
+
+/** "do 1_01", or "Pump (do 1_01)" once it has an alias. */
+export function deviceLabel(device: Device): string {
+  const base = `${device.dev} ${device.circuit}`;
+  const name = alias(device);
+  return name ? `${name} (${base})` : base;
+}
+
+/** The board (slave) a device belongs to: its circuit's group number, or the circuit of a per-board device. */
+export function boardOf(device: Device): string {
+  const circuit = String(device.circuit);
+  const underscore = circuit.indexOf('_');
+  if (underscore > 0) return circuit.slice(0, underscore);
+  if (/^\d+$/.test(circuit) && device.dev !== 'run') return circuit;
+  return '';
+}

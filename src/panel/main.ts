@@ -1,0 +1,339 @@
+import { NeedsToken, listAll, listType, saveAliases, setToken, token, write, type Device } from './api.js';
+import { DeviceView, slaveState, type Actions } from './device-view.js';
+import { formatNumber, h, setAttr, setText } from './dom.js';
+import { boardOf, typeName } from './labels.js';
+import { startLiveFeed, type LinkState } from './live.js';
+
+// The control panel: every device of every board, grouped by board and type,
+// kept live over /ws. The list is built once; pushes are collected per device
+// and applied once per frame, so a burst of changes costs one DOM patch per
+// changed card and nothing for the others.
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const boardsEl = $<HTMLElement>('boards');
+const conn = $<HTMLElement>('conn');
+const notice = $<HTMLElement>('notice');
+const search = $<HTMLInputElement>('search');
+const boardFilter = $<HTMLSelectElement>('board-filter');
+const typeFilter = $<HTMLSelectElement>('type-filter');
+const count = $<HTMLElement>('count');
+const tokenDialog = $<HTMLDialogElement>('token-dialog');
+const tokenInput = $<HTMLInputElement>('token-input');
+const tokenError = $<HTMLElement>('token-error');
+const tokenButton = $<HTMLButtonElement>('token-button');
+
+interface TypeGroup {
+  root: HTMLElement;
+  grid: HTMLElement;
+  views: DeviceView[];
+}
+
+interface Board {
+  id: string;
+  root: HTMLElement;
+  title: HTMLElement;
+  state: HTMLElement;
+  stats: HTMLElement;
+  groups: Map<string, TypeGroup>;
+}
+
+const views = new Map<string, DeviceView>();
+const boards = new Map<string, Board>();
+const queued = new Map<string, Device>();
+let frameRequested = false;
+let live: { restart(): void } | undefined;
+let firstOpen = true;
+
+const actions: Actions = {
+  async write(view, fields) {
+    try {
+      const confirmed = await write(view.device.dev, String(view.device.circuit), fields);
+      if (confirmed) view.update(confirmed);
+    } catch (error) {
+      if (error instanceof NeedsToken) askToken(error.message);
+      throw error;
+    }
+  },
+};
+
+function boardFor(id: string): Board {
+  let board = boards.get(id);
+  if (board) return board;
+  const title = h('span', { text: id === '' ? 'Other devices' : `Board ${id}` });
+  const state = h('span', { class: 'state', hidden: true });
+  const stats = h('span', { class: 'stats' });
+  const heading = h('h2', {}, title, state, stats);
+  const root = h('section', { class: 'board', 'data-board': id, 'aria-label': id === '' ? 'Other devices' : `Board ${id}` }, heading);
+  board = { id, root, title, state, stats, groups: new Map() };
+  boards.set(id, board);
+  // Boards in numeric order, "other" last.
+  const after = [...boards.values()]
+    .filter((other) => other !== board && compareBoards(other.id, id) > 0)
+    .sort((a, b) => compareBoards(a.id, b.id))[0];
+  boardsEl.insertBefore(root, after?.root ?? null);
+  boardFilter.append(h('option', { value: id, text: id === '' ? 'Other' : `Board ${id}` }));
+  return board;
+}
+
+function compareBoards(a: string, b: string): number {
+  if (a === '' || b === '') return a === b ? 0 : a === '' ? 1 : -1;
+  return Number(a) - Number(b) || a.localeCompare(b);
+}
+
+function groupFor(board: Board, dev: string): TypeGroup {
+  let group = board.groups.get(dev);
+  if (group) return group;
+  const grid = h('div', { class: 'grid' });
+  const root = h('div', { class: 'group', 'data-type': dev }, h('h3', { text: typeName(dev) }), grid);
+  group = { root, grid, views: [] };
+  board.groups.set(dev, group);
+  board.root.append(root);
+  if (![...typeFilter.options].some((option) => option.value === dev)) typeFilter.append(h('option', { value: dev, text: typeName(dev) }));
+  return group;
+}
+
+/** A card for a device not seen before (a board that joined, a new 1-Wire sensor). */
+function addView(device: Device, into?: DocumentFragment): DeviceView {
+  const board = boardFor(boardOf(device));
+  const group = groupFor(board, device.dev);
+  const view = new DeviceView(device, actions, typeName(device.dev));
+  views.set(view.key, view);
+  group.views.push(view);
+  (into ?? group.grid).append(view.root);
+  if (device.dev === 'modbus_slave' || device.dev === 'device_info') renderBoardHead(board);
+  return view;
+}
+
+function renderBoardHead(board: Board): void {
+  const slave = views.get(`modbus_slave/${board.id}`)?.device;
+  const info = views.get(`device_info/${board.id}`)?.device;
+  setText(board.title, board.id === '' ? 'Other devices' : `Board ${board.id}${info?.model ? ` · model ${String(info.model)}` : ''}`);
+  if (!slave) return;
+  const state = slaveState(slave);
+  board.state.hidden = false;
+  setText(board.state, state);
+  setAttr(board.root, 'data-state', state);
+  const parts = [`slave ${formatNumber(slave.slave_id)}`];
+  const stat = (name: string, value: unknown) => {
+    if (typeof value !== 'number' && typeof value !== 'string') return;
+    // Success ratios (0..1) read better as percentages.
+    const shown = typeof value === 'number' && name.includes('ratio') ? `${formatNumber(Math.round(value * 1000) / 10)} %` : formatNumber(value);
+    parts.push(`${name.replaceAll('_', ' ')} ${shown}`);
+  };
+  for (const [name, value] of Object.entries(slave)) if (name.includes('ratio')) stat(name, value);
+  const stats = slave.stats;
+  if (stats && typeof stats === 'object') {
+    for (const [name, value] of Object.entries(stats as Record<string, unknown>)) stat(name, value);
+  }
+  setText(board.stats, parts.join(' · '));
+}
+
+/** Builds every card in one go, off-document, then inserts each board's grids once. */
+function renderAll(devices: Device[]): void {
+  // The first time, the whole list is built detached and goes in with one insertion.
+  const first = views.size === 0;
+  const parent = boardsEl.parentNode!;
+  const next = boardsEl.nextSibling;
+  if (first) boardsEl.remove();
+  try {
+    buildCards(devices);
+  } finally {
+    if (first) parent.insertBefore(boardsEl, next);
+  }
+  if (boardsEl.hasAttribute('aria-busy')) {
+    boardsEl.removeAttribute('aria-busy');
+    // For measurements (bench/panel.mjs): when the first full list was in the document.
+    performance.mark('iogate-rendered');
+  }
+}
+
+function buildCards(devices: Device[]): void {
+  const fragments = new Map<TypeGroup, DocumentFragment>();
+  for (const device of devices) {
+    const known = views.get(`${device.dev}/${device.circuit}`);
+    if (known) {
+      known.update(device);
+      continue;
+    }
+    const board = boardFor(boardOf(device));
+    const group = groupFor(board, device.dev);
+    let fragment = fragments.get(group);
+    if (!fragment) fragments.set(group, (fragment = document.createDocumentFragment()));
+    addView(device, fragment);
+  }
+  for (const [group, fragment] of fragments) group.grid.append(fragment);
+  for (const board of boards.values()) renderBoardHead(board);
+  applyFilter();
+}
+
+function enqueue(devices: Device[]): void {
+  for (const device of devices) queued.set(`${device.dev}/${device.circuit}`, device);
+  if (!frameRequested) {
+    frameRequested = true;
+    requestAnimationFrame(flush);
+  }
+}
+
+function flush(): void {
+  frameRequested = false;
+  let added = false;
+  const heads = new Set<Board>();
+  for (const [key, device] of queued) {
+    const view = views.get(key);
+    if (view) view.update(device);
+    else {
+      addView(device);
+      added = true;
+    }
+    if (device.dev === 'modbus_slave' || device.dev === 'device_info') heads.add(boardFor(boardOf(device)));
+  }
+  queued.clear();
+  for (const board of heads) renderBoardHead(board);
+  if (added) applyFilter();
+}
+
+function applyFilter(): void {
+  const query = search.value.trim().toLowerCase();
+  const words = query === '' ? [] : query.split(/\s+/);
+  const board = boardFilter.value;
+  const type = typeFilter.value;
+  let shown = 0;
+  for (const entry of boards.values()) {
+    let boardShown = 0;
+    const boardMatches = board === '' || entry.id === board;
+    for (const [dev, group] of entry.groups) {
+      let groupShown = 0;
+      const typeMatches = boardMatches && (type === '' || dev === type);
+      for (const view of group.views) {
+        const visible = typeMatches && words.every((word) => view.haystack.includes(word));
+        if (view.root.hidden === visible) view.root.hidden = !visible;
+        if (visible) groupShown++;
+      }
+      group.root.hidden = groupShown === 0;
+      boardShown += groupShown;
+    }
+    entry.root.hidden = boardShown === 0;
+    shown += boardShown;
+  }
+  setText(count, shown === views.size ? `${views.size} devices` : `${shown} of ${views.size} devices`);
+}
+
+let pollTimer: number | undefined;
+
+function showLink(state: LinkState): void {
+  if (state.kind === 'live') {
+    window.clearInterval(pollTimer);
+    pollTimer = undefined;
+    setAttr(conn, 'data-state', 'live');
+    setText(conn, 'Live');
+  } else if (state.kind === 'down') {
+    // The WebSocket may be switched off (apis.websocket) while HTTP works: then poll.
+    if (pollTimer === undefined) pollTimer = window.setInterval(() => void poll(), POLL_MS);
+    void poll();
+  } else if (pollTimer === undefined) {
+    setAttr(conn, 'data-state', 'connecting');
+    setText(conn, 'Connecting…');
+  }
+}
+
+const POLL_MS = 1000;
+
+async function poll(): Promise<void> {
+  try {
+    enqueue(await listAll());
+    setAttr(conn, 'data-state', 'polling');
+    setText(conn, 'Polling (no WebSocket)');
+  } catch (error) {
+    if (error instanceof NeedsToken) askToken(error.message);
+    setAttr(conn, 'data-state', 'down');
+    setText(conn, 'Disconnected');
+  }
+}
+
+function showNotice(message: string): void {
+  setText(notice, message);
+  notice.hidden = message === '';
+}
+
+function askToken(message: string): void {
+  setText(tokenError, token() ? message : '');
+  // Stays in the header, so a dismissed prompt can be opened again.
+  tokenButton.hidden = false;
+  if (!tokenDialog.open) tokenDialog.showModal();
+  tokenInput.focus();
+}
+
+/** Loads (or reloads) every device; asks for a token when the API wants one. */
+async function load(): Promise<boolean> {
+  try {
+    renderAll(await listAll());
+    showNotice('');
+    return true;
+  } catch (error) {
+    if (error instanceof NeedsToken) askToken(error.message);
+    else showNotice(`Cannot load the devices: ${(error as Error).message}`);
+    return false;
+  }
+}
+
+/** The live feed starts once the devices are listed (with a token, when one is needed). */
+function goLive(): void {
+  if (live) {
+    live.restart();
+    return;
+  }
+  live = startLiveFeed({
+    onDevices: enqueue,
+    onState: showLink,
+    // After a reconnect, what changed while the link was down is fetched again.
+    onOpen: () => {
+      if (!firstOpen) void load();
+      firstOpen = false;
+    },
+  });
+}
+
+/**
+ * Slave statistics and raw registers are not pushed (registers on purpose, as
+ * in EVOK); refresh them now and then while the page is visible.
+ */
+async function refreshUnpushed(): Promise<void> {
+  if (document.hidden || views.size === 0) return;
+  try {
+    enqueue(await listType('modbus_slave'));
+    if ([...boards.values()].some((board) => board.groups.has('register'))) enqueue(await listType('register'));
+  } catch {
+    // The live feed shows connection problems; a missed refresh changes nothing.
+  }
+}
+
+tokenDialog.addEventListener('close', () => {
+  const value = tokenInput.value.trim();
+  if (value === '') {
+    if (views.size === 0) showNotice('This controller needs an access token: use the Token button.');
+    return;
+  }
+  setToken(value);
+  tokenInput.value = '';
+  void load().then((loaded) => loaded && goLive());
+});
+
+tokenButton.addEventListener('click', () => askToken(''));
+// Escape means "not now": whatever was typed is not used.
+tokenDialog.addEventListener('cancel', () => (tokenInput.value = ''));
+
+for (const control of [search, boardFilter, typeFilter]) control.addEventListener('input', applyFilter);
+$<HTMLFormElement>('tools').addEventListener('submit', (event) => event.preventDefault());
+
+$<HTMLButtonElement>('save-aliases').addEventListener('click', () => {
+  saveAliases()
+    .then(() => showNotice(''))
+    .then(() => setText(count, 'Aliases saved'))
+    .catch((error: unknown) => {
+      if (error instanceof NeedsToken) askToken(error.message);
+      showNotice(`Saving aliases failed: ${(error as Error).message}`);
+    });
+});
+
+void load().then((loaded) => loaded && goLive());
+setInterval(() => void refreshUnpushed(), 5000);

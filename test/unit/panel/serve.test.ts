@@ -112,6 +112,8 @@ describe('WebSocket admission of the panel\'s own page', () => {
   const guards = apiGuards({
     auth: { tokens: [{ name: 'panel', token: TOKEN, scope: 'read' }], allowAnonymous: false, loopbackAnonymous: true, corsOrigins: [] },
     limits,
+    // The page's own name must pass the Host check (DNS rebinding) first.
+    allowedHosts: ['plc.lan'],
   } as unknown as Config['apis']);
   const upgrade = (url: string, headers: Record<string, string>) =>
     ({ url, headers, socket: { remoteAddress: '127.0.0.1' } }) as unknown as IncomingMessage;

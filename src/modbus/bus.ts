@@ -211,7 +211,10 @@ export class ModbusBus {
     if (!this.connected) {
       return Promise.reject(new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) is not connected; the request was not sent`));
     }
-    if (signal?.aborted) return Promise.reject(this.cancelled(unit));
+    if (signal?.aborted) {
+      this.counters.dropped++;
+      return Promise.reject(this.cancelled(unit));
+    }
     const queue = priority === 'write' ? this.writes : this.polls;
     if (queue.length >= this.maxQueued) {
       this.counters.dropped++;

@@ -70,12 +70,12 @@ test('writes to an offline slave answer 503 at once and never reach the wire; it
     assert.equal(neighbour.stats.failedScans, failedBefore);
     assert.equal(neighbour.state, 'online');
 
-    // The same through bulk and RPC.
-    const bulk = await fetch(`${rig.baseUrl}/bulk`, {
-      method: 'POST',
-      body: JSON.stringify({ individual_assignments: [{ device_type: 'do', device_circuit: '2_01', assigned_values: { value: 1 } }] }),
-    });
-    assert.ok(JSON.parse(await bulk.text()).individual_assignments[0].errors.ModbusSlaveOffline);
+    // The same through bulk (200 writes in one request) and RPC.
+    const assignments = Array.from({ length: 200 }, (_, i) => ({ device_type: 'do', device_circuit: '2_01', assigned_values: { value: i % 2 } }));
+    const bulk = await fetch(`${rig.baseUrl}/bulk`, { method: 'POST', body: JSON.stringify({ individual_assignments: assignments }) });
+    const items = JSON.parse(await bulk.text()).individual_assignments as Array<{ errors?: Record<string, string> }>;
+    assert.equal(items.length, 200);
+    assert.ok(items.every((item) => item.errors?.['ModbusSlaveOffline']));
     const rpc = await fetch(`${rig.baseUrl}/rpc`, {
       method: 'POST',
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'do_set', params: ['2_01', 1] }),
@@ -117,6 +117,30 @@ test('an HTTP write whose client hung up while it waited for the line is never s
     assert.equal(line.heardWrites.get(1), 1, 'the abandoned write never reached the wire');
     assert.equal(bus.stats().dropped, 1);
     assert.match((await rig.get('/metrics')).body, /iogate_bus_dropped_requests_total\{bus="bus1"\} 1/);
+  } finally {
+    await rig.stop();
+  }
+});
+
+test('a bulk request whose client hung up sends none of its remaining writes', async () => {
+  const line = new FaultyLine(two());
+  const rig = await twoSlaves(line, { timeoutMs: 1000 });
+  try {
+    line.replyDelayMs.set(1, 50);
+    const leaving = new AbortController();
+    const assignments = Array.from({ length: 20 }, (_, i) => ({ device_type: 'do', device_circuit: '1_01', assigned_values: { value: i % 2 } }));
+    const bulk = fetch(`${rig.baseUrl}/bulk`, {
+      method: 'POST',
+      body: JSON.stringify({ individual_assignments: assignments }),
+      signal: leaving.signal,
+    }).catch((error: Error) => error.name);
+    await waitUntil(() => (line.heardWrites.get(1) ?? 0) === 1);
+    leaving.abort();
+    assert.equal(await bulk, 'AbortError');
+    // Long enough for the 19 others, had they gone on: each takes 50 ms of line time.
+    await rig.scans('1', 25);
+    assert.ok(line.heardWrites.get(1)! <= 2, `${line.heardWrites.get(1)} of 20 writes went on the wire after the client left`);
+    assert.ok(rig.buses[0]!.stats().dropped >= 18);
   } finally {
     await rig.stop();
   }

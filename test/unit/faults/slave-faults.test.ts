@@ -64,7 +64,7 @@ test('writes to an offline slave answer 503 at once and never reach the wire; it
     );
     await neighbourScans;
     assert.deepEqual([...statuses.keys()], [503]);
-    assert.ok(statuses.get(503)! >= 4);
+    assert.ok(statuses.get(503)! >= 4, `${statuses.get(503)} writes answered`);
     assert.deepEqual([...kinds], ['ModbusSlaveOffline']);
     assert.equal(line.heardWrites.get(2) ?? 0, 0, 'no write reached the wire while the slave was offline');
     assert.equal(neighbour.stats.failedScans, failedBefore);
@@ -75,12 +75,13 @@ test('writes to an offline slave answer 503 at once and never reach the wire; it
     const bulk = await fetch(`${rig.baseUrl}/bulk`, { method: 'POST', body: JSON.stringify({ individual_assignments: assignments }) });
     const items = JSON.parse(await bulk.text()).individual_assignments as Array<{ errors?: Record<string, string> }>;
     assert.equal(items.length, 200);
-    assert.ok(items.every((item) => item.errors?.['ModbusSlaveOffline']));
+    assert.ok(items.every((item) => item.errors?.['ModbusSlaveOffline']), JSON.stringify(items[0]));
     const rpc = await fetch(`${rig.baseUrl}/rpc`, {
       method: 'POST',
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'do_set', params: ['2_01', 1] }),
     });
-    assert.ok(JSON.parse(await rpc.text()).error);
+    const rpcReply = await rpc.text();
+    assert.ok(JSON.parse(rpcReply).error, rpcReply);
     assert.equal(line.heardWrites.get(2) ?? 0, 0);
 
     line.silent.delete(2);
@@ -140,7 +141,7 @@ test('a bulk request whose client hung up sends none of its remaining writes', a
     // Long enough for the 19 others, had they gone on: each takes 50 ms of line time.
     await rig.scans('1', 25);
     assert.ok(line.heardWrites.get(1)! <= 2, `${line.heardWrites.get(1)} of 20 writes went on the wire after the client left`);
-    assert.ok(rig.buses[0]!.stats().dropped >= 18);
+    assert.ok(rig.buses[0]!.stats().dropped >= 18, `${rig.buses[0]!.stats().dropped} dropped`);
   } finally {
     await rig.stop();
   }
@@ -245,14 +246,14 @@ test('a TCP gateway that drops the connection whenever one unit is asked charges
     const closes = proxy.closes;
     await Promise.all([rig.scans('1', 40), rig.scans('2', 40)]);
     await waitUntil(() => proxy.closes > closes);
-    assert.ok(proxy.closes >= 2);
+    assert.ok(proxy.closes >= 2, `${proxy.closes} closes`);
     assert.deepEqual(
       rig.transitions.slice(transitionsBefore).filter((change) => change.name !== '3'),
       [],
       'slaves 1 and 2 never left online',
     );
     assert.deepEqual(['1', '2'].map((name) => rig.slave(name).stats.failedScans), failed, 'no failed scan charged to them');
-    assert.ok(rig.slave('1').stats.scans > 40 && rig.slave('2').stats.scans > 40);
+    assert.ok(rig.slave('1').stats.scans > 40 && rig.slave('2').stats.scans > 40, 'neighbours scanned');
     assert.equal(rig.slave('3').state, 'offline');
   } finally {
     await rig.stop();

@@ -33,6 +33,9 @@ const TARGET = '4';
 const neighbours = ['1', '2', '3'];
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Seconds to wait once the target is offline before measuring (its probes back off to 30 s within 32 s). */
+const SETTLE_S = Number(process.env.BENCH_SETTLE_S ?? 0);
+const TIMEOUTS = (process.env.BENCH_TIMEOUTS ?? '200,40').split(',').map(Number);
 
 /** Neighbour scans per second and per neighbour over SECONDS, while `during` runs (it gets a stop signal). */
 async function neighbourRate(rig, during = async () => {}) {
@@ -100,6 +103,7 @@ async function scenario(timeoutMs) {
 
     line.silent.add(Number(TARGET));
     await rig.whenState(TARGET, 'offline');
+    await sleep(SETTLE_S * 1000);
     const latencies = [];
     const statuses = new Map();
     const baselines = [baseline];
@@ -167,5 +171,5 @@ async function scenario(timeoutMs) {
 // a timeout blocks the line, so neighbours lose slots only when it is longer
 // than their period.
 const results = [];
-for (const timeoutMs of [200, 40]) results.push(await scenario(timeoutMs));
+for (const timeoutMs of TIMEOUTS) results.push(await scenario(timeoutMs));
 console.log(JSON.stringify(results, null, 2));

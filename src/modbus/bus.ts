@@ -190,15 +190,14 @@ export class ModbusBus {
     clearTimeout(this.reconnectTimer);
     clearTimeout(this.gapTimer);
     clearTimeout(this.expiryTimer);
-    const error = new ModbusError('disconnected', `bus ${this.name} is shutting down`);
+    const reason = 'iogate is shutting down';
     if (this.current) {
       clearTimeout(this.current.timer);
       const { job } = this.current;
       this.current = undefined;
-      this.settle(job, error);
+      this.settle(job, this.lost(job, reason));
     }
-    this.failQueued(this.writes, error);
-    this.failQueued(this.polls, error);
+    for (const job of [...this.writes.splice(0), ...this.polls.splice(0)]) this.settle(job, this.lost(job, reason));
     this.connected = false;
     await this.link.close();
   }
@@ -212,7 +211,10 @@ export class ModbusBus {
     if (!this.connected) {
       return Promise.reject(new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) is not connected; the request was not sent`));
     }
-    if (signal?.aborted) return Promise.reject(this.cancelled(unit));
+    if (signal?.aborted) {
+      this.counters.dropped++;
+      return Promise.reject(this.cancelled(unit));
+    }
     const queue = priority === 'write' ? this.writes : this.polls;
     if (queue.length >= this.maxQueued) {
       this.counters.dropped++;
@@ -332,21 +334,9 @@ export class ModbusBus {
       this.charge(current.job);
       this.settleCorruptFrames(current);
       this.observers.get(current.job.unit)?.(false);
-      const what = current.job.priority === 'write' ? 'the slave may or may not have applied the write' : 'no reply';
-      this.settle(
-        current.job,
-        new ModbusError('unknown', `bus ${this.name} (${this.link.spec}) was lost while slave ${current.job.unit} had a request on the wire (${reason}); ${what}`),
-      );
+      this.settle(current.job, this.lost(current.job, reason));
     }
-    for (const job of this.writes.splice(0)) {
-      // A write waiting for its retry was on the wire once: its fate is unknown, not "not sent".
-      this.settle(
-        job,
-        job.sent
-          ? new ModbusError('unknown', `bus ${this.name} (${this.link.spec}) was lost (${reason}) before slave ${job.unit} confirmed the write; it may or may not have applied it`)
-          : new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) lost: ${reason}; the write was not sent`),
-      );
-    }
+    for (const job of this.writes.splice(0)) this.settle(job, this.lost(job, reason));
     this.scheduleReconnect(reason);
   }
 
@@ -367,8 +357,15 @@ export class ModbusBus {
     this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.options.maxReconnectMs ?? 10_000);
   }
 
-  private failQueued(queue: Job[], error: ModbusError): void {
-    for (const job of queue.splice(0)) this.settle(job, error);
+  /**
+   * Why a job ends with the line: unknown if any attempt of it went on the
+   * wire (the slave may have acted on it), not sent otherwise.
+   */
+  private lost(job: Job, reason: string): ModbusError {
+    const line = `bus ${this.name} (${this.link.spec})`;
+    if (!job.sent) return new ModbusError('disconnected', `${line}: ${reason}; the request to slave ${job.unit} was not sent`);
+    const outcome = job.priority === 'write' ? 'it may or may not have applied the write' : 'no reply came';
+    return new ModbusError('unknown', `${line}: ${reason} before slave ${job.unit} answered; ${outcome}`);
   }
 
   /** Wake up at the earliest queued deadline, so a request waiting for the line fails on time. */

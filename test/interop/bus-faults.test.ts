@@ -25,8 +25,10 @@ test('a serial port whose pty peer vanishes closes every time instead of spinnin
   for (let round = 0; round < 8; round++) {
     const cable = await startPtyPair(join(dir, `a${round}`), join(dir, `b${round}`));
     const link = new SerialLink({ path: cable.b, baudrate: 19200, parity: 'N', stopbits: 1 });
-    const closed = new Promise<string>((resolve) => void link.open({ data: () => {}, closed: resolve }));
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    let reportClosed!: (reason: string) => void;
+    const closed = new Promise<string>((resolve) => (reportClosed = resolve));
+    await link.open({ data: () => {}, closed: reportClosed });
+    // At once, as the port's first read starts: the race that lost most often.
     cable.child.kill('SIGKILL');
     reasons.push(await closed);
     await link.close();

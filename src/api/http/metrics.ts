@@ -95,7 +95,7 @@ export function renderMetrics({ buses, slaves, oneWire = [] }: MetricsSource): s
     ),
     perSlave('iogate_slave_degraded', 'gauge', '1 while the slave answers only part of its requests.', (s) => (s.state === 'degraded' ? 1 : 0)),
     perSlave('iogate_slave_success_ratio', 'gauge', 'Share of the last (up to 50) attempts the slave answered.', (s) => s.successRatio),
-    perSlave('iogate_slave_stale_seconds', 'gauge', 'Age of the oldest register block value shown for the slave (-1 before every block was read).', (s) => {
+    perSlave('iogate_slave_stale_seconds', 'gauge', 'Age of the oldest of the values every scan of the slave reads (-1 before each was read once).', (s) => {
       const age = s.cache.stalestAgeMs();
       return age === null ? -1 : age / 1000;
     }),

@@ -47,6 +47,8 @@ export class SlaveAvailability {
       this.log.debug(`MQTT: slave '${slave.name}' has no availability topic (its name contains '/', '+' or '#')`);
       return;
     }
-    this.sink.publish(topic, slave.state === 'online' ? ONLINE : OFFLINE, { qos: this.qos, retain: true });
+    // A degraded slave still answers and its values still flow: it is available.
+    const available = slave.state === 'online' || slave.state === 'degraded';
+    this.sink.publish(topic, available ? ONLINE : OFFLINE, { qos: this.qos, retain: true });
   }
 }

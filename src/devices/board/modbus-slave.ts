@@ -47,7 +47,7 @@ export class ModbusSlave extends Device {
       state: this.slave.state,
       // Share of the last (up to 50) attempts the slave answered.
       success_ratio: round3(this.slave.successRatio),
-      // Age of the oldest value shown for this slave, s (null until every block was read once).
+      // Age of the oldest value its every scan reads, s (null until each was read once).
       stale_s: staleSeconds(this.slave),
       stats: {
         requests: stats.requests,

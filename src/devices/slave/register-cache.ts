@@ -71,10 +71,18 @@ export class RegisterCache {
     return changed;
   }
 
-  /** Milliseconds since the least recently read block was read; null until every block was read once. */
+  /**
+   * Milliseconds since the least recently read of the blocks read most often
+   * (those a scan reads every time, normally); null until each was read once.
+   * Blocks read every few hundred scans (configuration) would make any slave
+   * look stale.
+   */
   stalestAgeMs(now = Date.now()): number | null {
+    let frequency = Infinity;
+    for (const block of this.blocks) frequency = Math.min(frequency, block.def.frequency);
     let oldest = Infinity;
     for (const block of this.blocks) {
+      if (block.def.frequency !== frequency) continue;
       if (!block.valid) return null;
       oldest = Math.min(oldest, block.readAt);
     }

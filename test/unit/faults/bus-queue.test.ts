@@ -73,7 +73,7 @@ test('a write that times out after it was sent says the slave may or may not hav
   line.silent.add(1);
   const bus = await connectedBus(line, { timeoutMs: 30 });
   await assert.rejects(bus.request(1, write(0), 'write'), (error: unknown) => {
-    assert.ok(error instanceof ModbusError);
+    assert.ok(error instanceof ModbusError, String(error));
     assert.equal(error.kind, 'timeout');
     assert.match(error.message, /did not answer within 30 ms; it may or may not have applied the write/);
     return true;
@@ -90,7 +90,7 @@ test('a link lost with a write on the wire is an unknown outcome; queued writes 
   await new Promise((resolve) => setTimeout(resolve, 10));
   line.vanish();
   const [lost, refused] = await Promise.all([onWire, queued]);
-  assert.ok(lost instanceof ModbusError && refused instanceof ModbusError);
+  assert.ok(lost instanceof ModbusError && refused instanceof ModbusError, `${String(lost)} / ${String(refused)}`);
   assert.equal(lost.kind, 'unknown');
   assert.match(lost.message, /may or may not have applied/);
   assert.equal(refused.kind, 'disconnected');

@@ -77,7 +77,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       name: busConfig.name,
       timeoutMs: busConfig.timeoutMs,
       retries: busConfig.retries,
-      log: (level, message) => (level === 'warn' ? log.warn(message) : log.info(message)),
+      log: (level, message) => (level === 'error' ? log.error(message) : level === 'warn' ? log.warn(message) : log.info(message)),
     });
     buses.push(bus);
     if (busConfig.deviceInfo) registry.add(new DeviceInfo(busConfig.deviceInfo.model, busConfig.deviceInfo));

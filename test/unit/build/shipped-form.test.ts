@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -71,4 +71,13 @@ test('--version prints what GET /version answers, in EVOK\'s format', async () =
   } finally {
     await daemon.stop();
   }
+});
+
+test('the man page documents every option and exit code that --help lists', () => {
+  const help = execFileSync(process.execPath, [BUNDLE, '--help'], { encoding: 'utf8' });
+  const manPage = readFileSync(fileURLToPath(new URL('../../../deploy/iogate.1', import.meta.url)), 'utf8').replaceAll('\\-', '-');
+  const options = [...new Set(help.match(/--[a-z][a-z-]+/g))];
+  assert.ok(options.length >= 8, options.join(' '));
+  for (const option of options) assert.ok(manPage.includes(option), `${option} missing from deploy/iogate.1`);
+  for (const code of help.match(/\b(?:2|75|78)\b/g) ?? []) assert.match(manPage, new RegExp(`^\\.B ${code}$`, 'm'));
 });

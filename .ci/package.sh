@@ -260,8 +260,9 @@ for arch in arm64 armhf; do
   extracted=$work/$arch
   dpkg-deb -x "dist/iogate_${version}_${arch}.deb" "$extracted"
   arm_node() { "$qemu" -L "$sysroot" "$node_dir/package/bin/node" "$@"; }
-  check "$arch: Node $(arm_node -p 'process.arch + " " + process.version') runs under $qemu" test "$(arm_node -p process.platform)" = linux
-  check "$arch: bundle loads (--version)" test "$(arm_node "$extracted/usr/lib/iogate/iogate.js" --version)" = "v$version"
+  # Each emulated Node start costs many seconds of CPU: one to name the runtime, one for the daemon.
+  runtime=$(arm_node -p 'process.platform + " " + process.arch + " " + process.version')
+  check "$arch: Node runs under $qemu ($runtime)" test "${runtime%% *}" = linux
 
   # A serial line: the arm daemon polls the host's simulator over a pty pair.
   socat pty,raw,echo=0,link="$sim_dir/slave-$arch" pty,raw,echo=0,link="$sim_dir/master-$arch" &
@@ -282,6 +283,7 @@ for arch in arm64 armhf; do
   done
   [ -n "$connected" ] || { cat "$work/daemon-$arch.log" "$work/sim-$arch.log"; fail "$arch: the daemon did not reach the slave over the serial line"; }
   printf '  ok: %s: prebuilds/%s loaded, RTU slave online over a pty\n' "$arch" "$platform"
+  check "$arch: the package's bundle answers GET /version" test "$(curl -sf "http://127.0.0.1:$port/version")" = "v$version"
   check "$arch: a DI value read over RTU" sh -c "curl -sf 'http://127.0.0.1:$port/rest/di/1_01' | grep -q '\"value\":0'"
   kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=
   for pid in $helper_pids; do kill "$pid" 2>/dev/null || true; done

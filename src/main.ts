@@ -197,8 +197,7 @@ function main(): void {
 /**
  * EVOK's `logging.file`, written beside stderr. A file that cannot be opened
  * (a migrated EVOK path on a read-only system, a missing directory) is not
- * worth refusing to switch outputs for: one warning, and the journal keeps
- * every line.
+ * worth refusing to start over: one warning, and the journal keeps every line.
  */
 function openConfiguredLogFile(file: string | undefined): LogFile | undefined {
   if (file === undefined) return undefined;

@@ -2,11 +2,15 @@
 // dist/ that run on Node >= 18 with no node_modules beside them.
 import { build, transform } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync, mkdirSync, cpSync, existsSync, rmSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync, cpSync, existsSync, rmSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
+// Packaging builds a test upgrade with a higher version into its own folder;
+// a normal build is package.json's version into dist/.
+const version = process.env.IOGATE_BUILD_VERSION || pkg.version;
+const out = process.env.IOGATE_BUILD_OUT || 'dist';
 const require = createRequire(import.meta.url);
 
 // @serialport/bindings-cpp finds its addon with node-gyp-build(<its package
@@ -70,32 +74,35 @@ const common = {
   minifyWhitespace: true,
   charset: 'ascii',
   legalComments: 'none',
-  define: { IOGATE_VERSION: JSON.stringify(pkg.version) },
+  define: { IOGATE_VERSION: JSON.stringify(version) },
   logLevel: 'warning',
 };
 
-mkdirSync('dist', { recursive: true });
+mkdirSync(out, { recursive: true });
 // The repository is an ES-module package; the bundles are CommonJS. Copied
 // elsewhere they stand alone, but inside the repo dist/ needs to say so.
-writeFileSync('dist/package.json', '{"type": "commonjs"}\n');
+writeFileSync(join(out, 'package.json'), '{"type": "commonjs"}\n');
 await Promise.all([
   build({
     ...common,
     entryPoints: ['src/main.ts'],
-    outfile: 'dist/iogate.js',
+    outfile: join(out, 'iogate.js'),
     banner: { js: '#!/usr/bin/env node' },
     // Strings, not an object: esbuild inlines a string define where it is used,
     // but turns an object into a module that every other module would import.
     define: { ...common.define, IOGATE_PANEL_HTML: JSON.stringify(panel.html), IOGATE_PANEL_CSP: JSON.stringify(panel.csp) },
   }),
-  build({ ...common, entryPoints: ['src/sim/cli.ts'], outfile: 'dist/iogate-sim.js', banner: { js: '#!/usr/bin/env node' } }),
+  build({ ...common, entryPoints: ['src/sim/cli.ts'], outfile: join(out, 'iogate-sim.js'), banner: { js: '#!/usr/bin/env node' } }),
 ]);
 
 // serialport's native addon cannot be bundled; its prebuilt binaries travel
-// beside the bundle and are found there at run time.
+// beside the bundle and are found there at run time. PLCs run Linux, so the
+// macOS, Windows and Android builds stay behind.
 const bindingsDir = dirname(require.resolve('@serialport/bindings-cpp/package.json'));
 const prebuilds = join(bindingsDir, 'prebuilds');
+rmSync(join(out, 'prebuilds'), { recursive: true, force: true });
 if (existsSync(prebuilds)) {
-  rmSync('dist/prebuilds', { recursive: true, force: true });
-  cpSync(prebuilds, 'dist/prebuilds', { recursive: true });
+  for (const platform of readdirSync(prebuilds).filter((name) => name.startsWith('linux-'))) {
+    cpSync(join(prebuilds, platform), join(out, 'prebuilds', platform), { recursive: true });
+  }
 }

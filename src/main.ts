@@ -12,11 +12,13 @@ import { findModel, unknownModelProblems } from './boards/resolve.js';
 import { ConfigError } from './config/errors.js';
 import { loadConfig } from './config/load.js';
 import { startupSummary } from './config/summary.js';
-import { createLogger } from './log.js';
+import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './exit-codes.js';
+import { createLogger, type LogLevel } from './log.js';
+import { openLogFile, type LogFile } from './log-file.js';
 import { buildRuntime } from './runtime.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { startStatsLine } from './stats-line.js';
-import { VERSION } from './version.js';
+import { VERSION, VERSION_TEXT } from './version.js';
 
 // Command-line entry of the daemon.
 
@@ -32,6 +34,9 @@ Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen
   -d, --debug         log at DEBUG level
   -v, --version       print the version and exit
   -h, --help          print this help and exit
+
+Exit status: 0 stopped by SIGTERM/SIGINT, 2 bad command line, 78 configuration
+error (not worth restarting), 75 the HTTP port is in use (try again later).
 
 Environment:
   IOGATE_STATS_MS=N   every N ms write a 'stats {...}' JSON line of counters
@@ -56,20 +61,20 @@ function main(): void {
     }).values;
   } catch (error) {
     process.stderr.write(`${(error as Error).message}\n\n${USAGE}`);
-    process.exit(2);
+    process.exit(EXIT_USAGE);
   }
   if (args.help) {
     process.stdout.write(USAGE);
     return;
   }
   if (args.version) {
-    process.stdout.write(`${VERSION}\n`);
+    process.stdout.write(`${VERSION_TEXT}\n`);
     return;
   }
   const port = args.port === undefined ? undefined : Number(args.port);
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) {
     process.stderr.write(`--port: '${args.port}' is not a port number (0..65535)\n`);
-    process.exit(2);
+    process.exit(EXIT_USAGE);
   }
 
   let loaded;
@@ -96,15 +101,21 @@ function main(): void {
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : (error as Error).message;
     process.stderr.write(`iogate: cannot start: ${message}\n`);
-    process.exit(1);
+    process.exit(EXIT_CONFIG);
   }
   const { config, warnings } = loaded;
   const unsafeBind = bindPolicyProblem(config.apis);
   if (unsafeBind !== undefined) {
     process.stderr.write(`iogate: cannot start: ${unsafeBind}\n`);
-    process.exit(1);
+    process.exit(EXIT_CONFIG);
   }
-  const log = createLogger(args.debug ? 'DEBUG' : config.logging.level);
+  const level: LogLevel = args.debug ? 'DEBUG' : config.logging.level;
+  const logFile = openConfiguredLogFile(config.logging.file);
+  const output = (line: string) => {
+    process.stderr.write(line);
+    logFile?.write(line);
+  };
+  const log = createLogger(level, output);
   for (const warning of warnings) log.warn(warning);
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
@@ -112,7 +123,7 @@ function main(): void {
   const server = createHttpServer({
     registry: runtime.registry,
     feed: runtime.feed,
-    version: `v${VERSION}`,
+    version: VERSION_TEXT,
     metrics: runtime,
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
     ...guards,
@@ -124,7 +135,17 @@ function main(): void {
       })
     : undefined;
   const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
-  server.on('error', (error) => {
+  server.on('error', (error: NodeJS.ErrnoException) => {
+    const where = `${config.apis.address}:${config.apis.port}`;
+    if (error.code === 'EADDRINUSE') {
+      // Usually EVOK (or a second iogate) still running: worth another try later, not a tight loop.
+      log.error(`cannot listen on ${where}: the port is in use by another program (EVOK? check: ss -ltnp 'sport = ${config.apis.port}')`);
+      process.exit(EXIT_TEMPORARY);
+    }
+    if (error.code === 'EADDRNOTAVAIL' || error.code === 'EACCES') {
+      log.error(`cannot listen on ${where}: ${error.message} (check apis.address and apis.port)`);
+      process.exit(EXIT_CONFIG);
+    }
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);
   });
@@ -136,7 +157,9 @@ function main(): void {
     server.listen(config.apis.port, config.apis.address, () => {
       const address = server.address();
       const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
-      process.stderr.write(startupSummary({ ...config, apis: { ...config.apis, port: actualPort } }) + '\n');
+      // The level in force (--debug wins) and the file only if it is really written.
+      const logging = logFile ? { level, file: config.logging.file } : { level };
+      output(startupSummary({ ...config, logging, apis: { ...config.apis, port: actualPort } }) + '\n');
       // A parent process (tests, supervisors) can wait for this line instead of polling.
       log.info(`listening on http://${config.apis.address}:${actualPort}`);
     });
@@ -168,10 +191,28 @@ function main(): void {
       // Last: stops the buses and flushes aliases changed by the writes above.
       { name: 'buses and devices', run: () => runtime.stop() },
     ];
-    void shutDown(server, steps, log).finally(() => process.exit(0));
+    void shutDown(server, steps, log).finally(() => {
+      logFile?.close();
+      process.exit(0);
+    });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/**
+ * EVOK's `logging.file`, written beside stderr. A file that cannot be opened
+ * (a migrated EVOK path on a read-only system, a missing directory) is not
+ * worth refusing to start over: one warning, and the journal keeps every line.
+ */
+function openConfiguredLogFile(file: string | undefined): LogFile | undefined {
+  if (file === undefined) return undefined;
+  try {
+    return openLogFile(file);
+  } catch (error) {
+    process.stderr.write(`WARNING logging.file ${file}: cannot write it (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}); logging to stderr only\n`);
+    return undefined;
+  }
 }
 
 main();

@@ -72,7 +72,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
   };
 
   // Buses, slaves and the cycle guard log at two levels.
-  const logAt = (level: 'info' | 'warn', message: string) => (level === 'warn' ? log.warn(message) : log.info(message));
+  const logAt = (level: 'info' | 'warn' | 'error', message: string) => (level === 'error' ? log.error(message) : level === 'warn' ? log.warn(message) : log.info(message));
   let globalId = 0;
   let plannedPollRate = 0;
   for (const busConfig of config.buses) {

@@ -1,4 +1,4 @@
-import type { Link } from '../transport/link.js';
+import { LinkUnavailable, type Link } from '../transport/link.js';
 import { rtuFraming, tcpFraming, type FrameReply, type MasterFraming } from './framing.js';
 import { decodeResponse, encodeRequest, exceptionName, type ModbusRequest, type ModbusResponse } from './pdu.js';
 import { ModbusError } from './errors.js';
@@ -37,7 +37,7 @@ export interface BusOptions {
   /** First reconnect delay; doubles up to maxReconnectMs. */
   reconnectMs?: number;
   maxReconnectMs?: number;
-  log?: (level: 'info' | 'warn', message: string) => void;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
 }
 
 export interface RequestOptions {
@@ -300,6 +300,11 @@ export class ModbusBus {
         closed: (reason) => this.onClosed(reason),
       });
     } catch (error) {
+      if (error instanceof LinkUnavailable) {
+        // Retrying cannot help; one line, and the line stays down (requests fail at once).
+        this.options.log?.('error', `bus ${this.name}: ${error.message}`);
+        return;
+      }
       this.scheduleReconnect(`cannot open ${this.link.spec}: ${(error as Error).message}`);
       return;
     }

@@ -19,3 +19,10 @@ export interface Link {
   write(frame: Buffer): void;
   close(): Promise<void>;
 }
+
+/**
+ * Thrown by `open` when the link can never open in this process (its driver
+ * is missing, say). The bus logs the message once and stays down instead of
+ * retrying with back-off.
+ */
+export class LinkUnavailable extends Error {}

@@ -2,6 +2,7 @@ import type { SerialPort } from 'serialport';
 import { rtuSilenceMs } from '../modbus/rtu-framer.js';
 import { eofSafeBinding } from './eof-safe-binding.js';
 import type { Link, LinkHandlers } from './link.js';
+import { loadSerialDriver } from './serial-driver.js';
 
 // Modbus RTU over a serial port (RS485 on the PLC, a USB adapter, or a pty in
 // tests). The serialport package and its native addon are loaded on the first
@@ -36,7 +37,7 @@ export class SerialLink implements Link {
   }
 
   async open(handlers: LinkHandlers): Promise<void> {
-    const { SerialPort } = await import('serialport');
+    const SerialPort = await loadSerialDriver();
     const { path, baudrate, parity, stopbits } = this.settings;
     const port = new SerialPort({
       // SerialPort takes a binding in place of the detected one, though its options type does not say so.

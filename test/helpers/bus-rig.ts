@@ -67,7 +67,7 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
   const slaves: SlaveUnit[] = [];
   const loops: Array<{ bus: ModbusBus; loop: ScanLoop }> = [];
   const logs: string[] = [];
-  const log = (level: 'info' | 'warn', message: string) => logs.push(`${level} ${message}`);
+  const log = (level: 'info' | 'warn' | 'error', message: string) => logs.push(`${level} ${message}`);
   const transitions: Rig['transitions'] = [];
   let globalId = 0;
   busSpecs.forEach((spec, index) => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer, type AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,9 +9,10 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { BUNDLE } from '../../helpers/spawn-daemon.js';
 
-// A configuration iogate cannot run stops it at once, exit code 1, with one
-// line per problem naming file, line and key path (EVOK printed tracebacks,
-// or ran without the board).
+// A configuration iogate cannot run stops it at once, exit code 78
+// (EX_CONFIG, which the systemd unit does not restart on), with one line per
+// problem naming file, line and key path (EVOK printed tracebacks, or ran
+// without the board).
 
 async function startFails(args: string[]): Promise<{ code: number | null; stderr: string }> {
   const child = spawn(process.execPath, [BUNDLE, '--port', '0', ...args], { cwd: mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'ignore', 'pipe'] });
@@ -25,7 +27,7 @@ test('a device whose model no board map has stops start-up, naming where it was 
   const file = join(dir, 'config.yaml');
   writeFileSync(file, 'comm_channels:\n  SIM:\n    type: SIMULATOR\n    devices:\n      1:\n        model: "00"\n      2:\n        model: xS99\n        slave-id: 2\n');
   const { code, stderr } = await startFails(['--config', file]);
-  assert.equal(code, 1);
+  assert.equal(code, 78);
   assert.match(stderr, /config\.yaml:8: comm_channels\.SIM\.devices\.2\.model: no board model 'xS99'/);
   assert.doesNotMatch(stderr, /devices\.1\.model/);
 });
@@ -33,7 +35,7 @@ test('a device whose model no board map has stops start-up, naming where it was 
 test('an invalid value stops start-up with file, line and key path', async () => {
   const file = fileURLToPath(new URL('../../../fixtures/config/broken/slave-id-type.yaml', import.meta.url));
   const { code, stderr } = await startFails(['--config', file]);
-  assert.equal(code, 1);
+  assert.equal(code, 78);
   assert.match(stderr, /slave-id-type\.yaml:\d+: comm_channels\.[^ ]+\.slave-id: expected an integer/);
   assert.doesNotMatch(stderr, /at .*\.js:\d+/, 'no stack trace');
 });
@@ -66,7 +68,7 @@ test('every problem in one run, board models included: unknown bus type, a devic
     ].join('\n'),
   );
   const { code, stderr } = await startFails(['--config', file]);
-  assert.equal(code, 1);
+  assert.equal(code, 78);
   const lines = stderr.split('\n').filter((line) => line.startsWith(`  ${file}:`));
   assert.deepEqual(
     lines.map((line) => line.slice(2 + file.length).replace(/ \(.*/, '')),
@@ -79,4 +81,28 @@ test('every problem in one run, board models included: unknown bus type, a devic
     stderr,
   );
   assert.doesNotMatch(stderr, /comm_channels\.W/, '1-Wire buses are known types');
+});
+
+test('a port already in use exits 75 (try again later), naming the port', async () => {
+  const holder = createServer();
+  await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+  const { port } = holder.address() as AddressInfo;
+  try {
+    const child = spawn(process.execPath, [BUNDLE, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const [code] = (await once(child, 'exit')) as [number | null];
+    assert.equal(code, 75, stderr);
+    assert.match(stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use`));
+  } finally {
+    holder.close();
+  }
+});
+
+test('a bad command line exits 2, a missing config file 78', async () => {
+  assert.equal((await startFails(['--no-such-flag'])).code, 2);
+  const dir = mkdtempSync(join(tmpdir(), 'iogate-nofile-'));
+  const { code, stderr } = await startFails(['--config', join(dir, 'missing.yaml')]);
+  assert.equal(code, 78, stderr);
+  assert.match(stderr, /missing\.yaml/);
 });

@@ -30,7 +30,7 @@ test('all interfaces without tokens: refuses to start and says how to fix it', a
   const { dir, file } = configFile(SIMULATED_BUS);
   for (const address of ['0.0.0.0', '::']) {
     const { code, stderr } = await runUntilExit(['--config', file, '--address', address], dir);
-    assert.equal(code, 1, stderr);
+    assert.equal(code, 78, stderr);
     assert.match(stderr, new RegExp(`refusing to listen on ${address.replace(/\./g, '\\.')} without access control`));
     assert.match(stderr, /apis\.auth\.tokens/);
     assert.match(stderr, /allow_anonymous: true/);

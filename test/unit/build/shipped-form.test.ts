@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
+
+// What a user gets who copies the build by hand: dist/ holds only what a
+// Linux PLC can use, and iogate.js copied without prebuilds/ still runs, with
+// one clear line for each RTU bus instead of a retry loop of loader errors.
+
+const DIST = fileURLToPath(new URL('../../../dist', import.meta.url));
+const PLATFORM = `${process.platform}-${process.arch}`;
+
+test('dist/prebuilds holds Linux builds only', () => {
+  const platforms = readdirSync(join(DIST, 'prebuilds')).sort();
+  assert.deepEqual(platforms, ['linux-arm', 'linux-arm64', 'linux-x64']);
+});
+
+test('iogate.js alone: an RTU bus stays down with one line saying what to copy where', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'iogate-noprebuilds-'));
+  copyFileSync(BUNDLE, join(dir, 'iogate.js'));
+  const config = join(dir, 'config.yaml');
+  writeFileSync(
+    config,
+    `comm_channels:
+  RS485:
+    type: MODBUSRTU
+    port: ${join(dir, 'ttyNS0')}
+    devices:
+      1:
+        model: xS11
+        slave-id: 1
+  SIM:
+    type: SIMULATOR
+    devices:
+      2:
+        model: '00'
+        slave-id: 2
+`,
+  );
+  const daemon = await spawnDaemon(['--config', config], { cwd: dir, bundle: join(dir, 'iogate.js') });
+  try {
+    // Long enough for several reconnects at the bus's back-off (0.1, 0.2, 0.4, 0.8 s ...), had there been any.
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    const lines = daemon.output().split('\n').filter((line) => /serial|RS485/i.test(line) && !/^\s/.test(line));
+    assert.deepEqual(lines, [
+      `ERROR bus RS485: serial driver missing: copy prebuilds/${PLATFORM}/ from the build's dist/ to ${dir}/prebuilds/${PLATFORM}/ (RTU buses stay down until iogate is restarted)`,
+    ]);
+    const metrics = await (await fetch(`${daemon.baseUrl}/metrics`)).text();
+    assert.match(metrics, /iogate_bus_connected\{bus="RS485"\} 0/);
+    assert.match(metrics, /iogate_bus_reconnects_total\{bus="RS485"\} 0/);
+    // The bus is down, honestly: its devices answer 503, the other bus serves.
+    const write = await fetch(`${daemon.baseUrl}/rest/ro/1_01`, { method: 'POST', body: new URLSearchParams({ value: '1' }) });
+    assert.equal(write.status, 503);
+    assert.equal((await fetch(`${daemon.baseUrl}/rest/di/2_01`)).status, 200);
+  } finally {
+    assert.equal(await daemon.stop(), 0);
+  }
+});
+
+test('--version prints what GET /version answers, in EVOK\'s format', async () => {
+  const printed = execFileSync(process.execPath, [BUNDLE, '--version'], { encoding: 'utf8' });
+  assert.match(printed, /^v\d+\.\d+\.\d+\S*\n$/);
+  const daemon = await spawnDaemon();
+  try {
+    const response = await fetch(`${daemon.baseUrl}/version`);
+    assert.equal(await response.text(), printed.trimEnd());
+  } finally {
+    await daemon.stop();
+  }
+});
+
+test('the man page documents every option and exit code that --help lists', () => {
+  const help = execFileSync(process.execPath, [BUNDLE, '--help'], { encoding: 'utf8' });
+  const manPage = readFileSync(fileURLToPath(new URL('../../../deploy/iogate.1', import.meta.url)), 'utf8').replaceAll('\\-', '-');
+  const options = [...new Set(help.match(/--[a-z][a-z-]+/g))];
+  assert.ok(options.length >= 8, options.join(' '));
+  for (const option of options) assert.ok(manPage.includes(option), `${option} missing from deploy/iogate.1`);
+  for (const code of help.match(/\b(?:2|75|78)\b/g) ?? []) assert.match(manPage, new RegExp(`^\\.B ${code}$`, 'm'));
+});

@@ -25,7 +25,8 @@ test('iogate.js alone: an RTU bus stays down with one line saying what to copy w
   const config = join(dir, 'config.yaml');
   writeFileSync(
     config,
-    `comm_channels:
+    `alias_file: alias.yaml
+comm_channels:
   RS485:
     type: MODBUSRTU
     port: ${join(dir, 'ttyNS0')}

@@ -14,7 +14,7 @@ import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
 function configWithLogging(logging: string): { dir: string; file: string } {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-logging-'));
   const file = join(dir, 'config.yaml');
-  writeFileSync(file, `logging:\n${logging}\ncomm_channels:\n  SIM:\n    type: SIMULATOR\n    devices:\n      1:\n        model: '00'\n`);
+  writeFileSync(file, `alias_file: alias.yaml\nlogging:\n${logging}\ncomm_channels:\n  SIM:\n    type: SIMULATOR\n    devices:\n      1:\n        model: '00'\n`);
   return { dir, file };
 }
 

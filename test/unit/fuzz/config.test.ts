@@ -92,7 +92,7 @@ test('loadConfig: an alias bomb is refused rather than expanded', () => {
     levels.push(`${name}: &${name} [${new Array(9).fill(`*${previous}`).join(',')}]`);
   }
   writeFileSync(file, `${levels.join('\n')}\n`);
-  const started = Date.now();
+  // Expanded, the document would hold 9^9 strings: a loader that tried would
+  // run into the test's deadline or out of memory instead of throwing.
   assert.throws(() => loadConfig({ file }), ConfigError);
-  assert.ok(Date.now() - started < 2000);
 });

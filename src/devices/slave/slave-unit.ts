@@ -89,16 +89,7 @@ export class SlaveUnit {
       for (let index = 0; index < this.model.blocks.length; index++) {
         const block = this.model.blocks[index]!;
         if (!firstPass && scanNumber % block.frequency !== 0) continue;
-        const response = await this.request(
-          { fc: block.type === 'input' ? 4 : 3, address: block.start_reg, quantity: block.count },
-          'poll',
-          retries,
-        );
-        if (!('registers' in response)) continue;
-        // Devices are re-decoded only when their registers moved: at 50 Hz on
-        // every slave, decoding unchanged values was most of the idle CPU.
-        if (!this.cache.store(index, response.registers)) continue;
-        for (const device of this.dependents[index]!) if (device.refresh()) changed.add(device);
+        await this.readBlock(index, retries, changed);
       }
       this.stats.scans++;
       this.stats.lastOkAt = Date.now();
@@ -118,6 +109,36 @@ export class SlaveUnit {
     this.stats.lastScanMs = performance.now() - started;
     this.firstScanDone();
     if (changed.size > 0 || wasState !== this.state) this.onChange(this, changed, wasState !== this.state);
+  }
+
+  /**
+   * Read some blocks between scans (`input_scan_frequency`), re-decode the
+   * devices they feed and report changes. One attempt each: the next read is
+   * a few ms away, and failures are the scans' business (they count them and
+   * take the slave offline).
+   */
+  async readBlocks(indices: readonly number[]): Promise<void> {
+    const changed = new Set<Device>();
+    try {
+      for (const index of indices) await this.readBlock(index, 0, changed);
+    } catch {
+      // Counted in stats by request(); the next scan or read tries again.
+    }
+    if (changed.size > 0) this.onChange(this, changed, false);
+  }
+
+  private async readBlock(index: number, retries: number | undefined, changed: Set<Device>): Promise<void> {
+    const block = this.model.blocks[index]!;
+    const response = await this.request(
+      { fc: block.type === 'input' ? 4 : 3, address: block.start_reg, quantity: block.count },
+      'poll',
+      retries,
+    );
+    if (!('registers' in response)) return;
+    // Devices are re-decoded only when their registers moved: at 50 Hz on
+    // every slave, decoding unchanged values was most of the idle CPU.
+    if (!this.cache.store(index, response.registers)) return;
+    for (const device of this.dependents[index]!) if (device.refresh()) changed.add(device);
   }
 
   offlineReason(): string | undefined {

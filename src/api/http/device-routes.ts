@@ -4,7 +4,7 @@ import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { writeDevice } from '../../registry/write.js';
 import { checkJsonContentType, parseFormBody, parseJsonObject, readBody } from './body.js';
-import { sendError, sendJson, sendNoContent, sendSuccessJson } from './respond.js';
+import { sendError, sendJson, sendJsonChunks, sendNoContent, sendSuccessJson } from './respond.js';
 
 // `/rest/...` (form bodies) and `/json/...` (JSON bodies): the same devices,
 // the same replies; only the body format of writes differs.
@@ -49,7 +49,7 @@ export function handleDeviceRoute(
 
 function read(registry: Registry, type: string, circuit: string | undefined, property: string | undefined, res: ServerResponse): void {
   if (circuit === undefined) {
-    sendJson(res, 200, registry.allJson());
+    sendJsonChunks(res, 200, registry.allJson());
     return;
   }
   if (circuit === 'all') {

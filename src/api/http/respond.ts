@@ -72,6 +72,21 @@ export function sendJson(res: ServerResponse, status: number, body: string | Buf
   res.end(body);
 }
 
+/** A JSON body in ready chunks, written in one go (the socket gathers them) rather than joined first. */
+export function sendJsonChunks(res: ServerResponse, status: number, chunks: readonly Buffer[]): void {
+  let length = 0;
+  for (const chunk of chunks) length += chunk.length;
+  res.writeHead(status, withLength(headersOf(res), 'json', length));
+  if (chunks.length === 1) {
+    res.end(chunks[0]);
+    return;
+  }
+  res.cork();
+  for (let i = 0; i < chunks.length - 1; i++) res.write(chunks[i]);
+  res.end(chunks[chunks.length - 1]);
+  res.uncork();
+}
+
 export function sendText(res: ServerResponse, status: number, body: string): void {
   res.writeHead(status, withLength(headersOf(res), 'text', Buffer.byteLength(body)));
   res.end(body);

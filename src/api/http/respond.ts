@@ -30,8 +30,8 @@ export function replyHeadersWith(cors: Readonly<Record<string, string>>): ReplyH
   };
 }
 
-/** Distinct body lengths kept per kind of reply; past that, headers are made per reply. */
-const MAX_SIZED_HEADERS = 2048;
+/** Distinct body lengths kept per kind of reply (~130 KB at most); past that, headers are made per reply. */
+const MAX_SIZED_HEADERS = 512;
 
 /**
  * The headers of a reply with a body of `length` bytes, as one object made

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { serviceNodeOptions } from './service-options.mjs';
+import { serviceNodeOptions } from './common.mjs';
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 const BUNDLE = process.env.ABUSE_BUNDLE ?? fileURLToPath(new URL('../dist/iogate.js', import.meta.url));

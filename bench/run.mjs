@@ -7,30 +7,53 @@
 // installs it when missing. Each GET is measured in rounds that alternate
 // between iogate and the bare server, and each side's best round is reported,
 // so a burst of other work on the machine does not decide the ratio.
+// Memory is reported as RSS and its parts (RssAnon, private; RssFile, mapped
+// files shared with other Node processes), idle, under load and BENCH_SETTLE
+// seconds after the load.
 // Environment:
 //   BENCH_DURATION  seconds per load and idle window (default 10)
+//   BENCH_SETTLE    seconds after the load before memory is read again (default 30)
 //   BENCH_ROUNDS    alternating rounds per GET (default 3)
 //   BENCH_THREADS, BENCH_CONNECTIONS  wrk -t / -c (default 2 / 16)
-import { execFileSync, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { request } from 'node:http';
-import { createServer } from 'node:net';
+import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { serviceNodeOptions } from './service-options.mjs';
 import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  BENCH_DIR,
+  BUNDLE,
+  NO_MEMORY,
+  RESULTS,
+  captureReply,
+  cpuSeconds,
+  ensureWrk,
+  fmt,
+  freePort,
+  get,
+  log,
+  maxMemory,
+  memoryCell,
+  memoryOf,
+  memorySampler,
+  positive,
+  ratio,
+  runWrk,
+  serviceNodeOptions,
+  spawnBare,
+  spawnDaemon as spawnWithConfig,
+  stop,
+  waitForAnswer,
+  wrkVersion,
+} from './common.mjs';
 
-const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
-const BUNDLE = fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
 const CONFIG = join(BENCH_DIR, 'config.yaml');
-const RESULTS = join(BENCH_DIR, 'results');
 
 const DURATION_S = positive('BENCH_DURATION', 10);
 const ROUNDS = positive('BENCH_ROUNDS', 3);
 const THREADS = positive('BENCH_THREADS', 2);
 const CONNECTIONS = positive('BENCH_CONNECTIONS', 16);
+/** How long after the last load memory is read again, to see what is given back. */
+const SETTLE_S = positive('BENCH_SETTLE', 30);
 const WARMUP_S = Math.min(2, DURATION_S);
 const STATS_MS = 250;
 const COLD_STARTS = 5;
@@ -53,186 +76,9 @@ const BULK_BODY = JSON.stringify({
   })),
 });
 
-function positive(name, fallback) {
-  const value = Number(process.env[name] ?? fallback);
-  if (!(value > 0)) throw new Error(`${name} must be a positive number`);
-  return value;
-}
-
 const NODE_OPTIONS = serviceNodeOptions();
-
-function log(message) {
-  process.stderr.write(`bench: ${message}\n`);
-}
-
-// ---------------------------------------------------------------- wrk
-
-function ensureWrk() {
-  if (hasWrk()) return;
-  if (process.getuid?.() !== 0) {
-    log('wrk is not installed; install it with `sudo apt-get install -y wrk` and run again');
-    process.exit(1);
-  }
-  log('installing wrk (apt-get install -y wrk)');
-  execFileSync('apt-get', ['install', '-y', 'wrk'], { stdio: 'inherit' });
-  if (!hasWrk()) throw new Error('wrk still missing after apt-get install');
-}
-
-function hasWrk() {
-  try {
-    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
-  } catch (error) {
-    // wrk --version prints its banner and exits 1; only a missing binary matters.
-    return error.code !== 'ENOENT';
-  }
-  return true;
-}
-
-function wrkVersion() {
-  try {
-    execFileSync('wrk', ['--version'], { encoding: 'utf8' });
-  } catch (error) {
-    return String(error.stdout ?? '').split('\n')[0].replace(/\s*\[.*$/, '').trim();
-  }
-  return 'wrk';
-}
-
-/** Runs wrk and returns req/s, p50/p99 in ms, and the count of non-2xx/3xx replies. */
-async function runWrk(url, post, seconds = DURATION_S) {
-  const args = [`-t${THREADS}`, `-c${CONNECTIONS}`, `-d${seconds}s`, '--latency'];
-  const env = { ...process.env };
-  if (post) {
-    args.push('-s', join(BENCH_DIR, 'post.lua'));
-    env.BENCH_BODY = post.body;
-    env.BENCH_CONTENT_TYPE = post.contentType;
-  }
-  const child = spawn('wrk', [...args, url], { env, stdio: ['ignore', 'pipe', 'inherit'] });
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk) => (output += chunk));
-  const [code] = await once(child, 'exit');
-  if (code !== 0) throw new Error(`wrk exited with ${code}:\n${output}`);
-  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]);
-  const percentile = (p) => {
-    const match = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(output);
-    if (!match) return null;
-    return Number(match[1]) * { us: 0.001, ms: 1, s: 1000 }[match[2]];
-  };
-  const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(output)?.[1] ?? 0);
-  const socketErrors = /Socket errors:.*/.exec(output)?.[0];
-  return { rps: Math.round(rps), p50Ms: percentile(50), p99Ms: percentile(99), non2xx: errors, socketErrors };
-}
-
-// ---------------------------------------------------------------- processes
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts the daemon on `port`; collects its stats lines as they come. */
-function spawnDaemon(port, env = {}) {
-  const child = spawn(process.execPath, [...NODE_OPTIONS, BUNDLE, '--config', CONFIG, '--port', String(port)], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const stats = [];
-  let pending = '';
-  let output = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk) => {
-    pending += chunk;
-    const lines = pending.split('\n');
-    pending = lines.pop();
-    for (const line of lines) {
-      if (line.startsWith('stats ')) stats.push({ ...JSON.parse(line.slice(6)), receivedAt: performance.now() });
-      else output += `${line}\n`;
-    }
-  });
-  return { child, stats, output: () => output };
-}
-
-async function stop(child) {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  await once(child, 'exit');
-}
-
-function get(port, path, method = 'GET', body) {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method, agent: false }, (res) => {
-      const chunks = [];
-      res.on('data', (chunk) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
-    });
-    req.on('error', reject);
-    if (body) {
-      req.setHeader('Content-Type', body.contentType);
-      req.end(body.body);
-    } else {
-      req.end();
-    }
-  });
-}
-
-async function waitForAnswer(port, path, child) {
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before answering`);
-    try {
-      const { status } = await get(port, path);
-      if (status === 200) return;
-    } catch {
-      // Not listening yet.
-    }
-    await sleep(2);
-  }
-}
-
-// ---------------------------------------------------------------- /proc
-
-const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
-
-function cpuSeconds(pid) {
-  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-}
-
-function rssMb(pid) {
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]);
-  return kb / 1024;
-}
-
-/**
- * Memory only this process holds: RSS less the pages of the node binary and
- * shared libraries, which every Node process on the machine shares.
- */
-function privateMb(pid) {
-  const kb = Number(/^Anonymous:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))[1]);
-  return kb / 1024;
-}
-
-/** Samples RSS and private memory until stopped; returns the maxima seen. */
-function memorySampler(pid) {
-  let rss = 0;
-  let anon = 0;
-  const sample = () => {
-    rss = Math.max(rss, rssMb(pid));
-    anon = Math.max(anon, privateMb(pid));
-  };
-  sample();
-  const timer = setInterval(sample, 200);
-  return () => {
-    clearInterval(timer);
-    sample();
-    return { rssMb: rss, privateMb: anon };
-  };
-}
+const spawnDaemon = (port, env = {}) => spawnWithConfig(CONFIG, port, { env, nodeOptions: NODE_OPTIONS });
+const wrk = (url, post, seconds = DURATION_S) => runWrk(url, { seconds, threads: THREADS, connections: CONNECTIONS, post });
 
 /** Achieved Modbus reads per second between two instants, from the daemon's stats lines. */
 function pollRate(stats, from, to) {
@@ -300,26 +146,19 @@ async function main() {
   let deviceCount = 0;
   let allBytes = 0;
   for (const path of Object.values(gets)) {
-    const reply = await get(port, path);
-    if (reply.status !== 200) throw new Error(`GET ${path}: ${reply.status}`);
-    const headers = Object.fromEntries(
-      Object.entries(reply.headers).filter(([name]) => !['date', 'connection', 'keep-alive'].includes(name)),
-    );
-    replies[path] = { headers, body: reply.body.toString('base64') };
+    const { headers, body, bytes } = await captureReply(port, path);
+    replies[path] = { headers, body };
     if (path === '/rest/all') {
-      deviceCount = JSON.parse(reply.body.toString('utf8')).length;
-      allBytes = reply.body.length;
+      deviceCount = JSON.parse(bytes.toString('utf8')).length;
+      allBytes = bytes.length;
     }
   }
   log(`/rest/all lists ${deviceCount} devices (${allBytes} bytes)`);
   const work = mkdtempSync(join(tmpdir(), 'iogate-bench-'));
   writeFileSync(join(work, 'replies.json'), JSON.stringify(replies));
   const barePort = await freePort();
-  const bare = spawn(process.execPath, [join(BENCH_DIR, 'bare-server.mjs'), String(barePort), join(work, 'replies.json')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  await new Promise((resolve) => bare.stdout.once('data', resolve));
-  const bareIdle = memorySampler(bare.pid)();
+  const bare = await spawnBare(barePort, join(work, 'replies.json'));
+  const bareIdle = memoryOf(bare.pid);
 
   // Idle: the daemon polls at its configured rate with no HTTP traffic.
   log(`idle, ${DURATION_S} s`);
@@ -331,7 +170,7 @@ async function main() {
   const idleTo = performance.now();
   const idle = {
     cpuPercent: ((cpuSeconds(pid) - cpuFrom) / ((idleTo - idleFrom) / 1000)) * 100,
-    ...idleMemory(),
+    memory: idleMemory(),
     poll: pollRate(daemon.stats, idleFrom, idleTo),
   };
 
@@ -360,20 +199,16 @@ async function main() {
   ];
 
   const load = {};
-  const loadMemory = { rssMb: 0, privateMb: 0 };
-  const bareLoadMemory = { rssMb: 0, privateMb: 0 };
-  const keepMax = (into, from) => {
-    into.rssMb = Math.max(into.rssMb, from.rssMb);
-    into.privateMb = Math.max(into.privateMb, from.privateMb);
-  };
+  let loadMemory = NO_MEMORY;
+  let bareLoadMemory = NO_MEMORY;
   /** One measured wrk run against `target`, with the memory and poll rate seen meanwhile. */
   const measure = async (target, url, post) => {
     // A short unmeasured run first, so no server is measured while its
     // handlers are still being compiled.
-    await runWrk(url, post, WARMUP_S);
+    await wrk(url, post, WARMUP_S);
     const memory = memorySampler(target.pid);
     const from = performance.now();
-    const result = await runWrk(url, post);
+    const result = await wrk(url, post);
     const to = performance.now();
     const seen = memory();
     // Leave out the first half second: wrk connecting, and stats lines in flight.
@@ -396,8 +231,8 @@ async function main() {
         bareRuns.push(await measure(bare, `http://127.0.0.1:${barePort}${scenario.path}`));
       }
     }
-    for (const run of iogateRuns) keepMax(loadMemory, run.memory);
-    for (const run of bareRuns) keepMax(bareLoadMemory, run.memory);
+    for (const run of iogateRuns) loadMemory = maxMemory(loadMemory, run.memory);
+    for (const run of bareRuns) bareLoadMemory = maxMemory(bareLoadMemory, run.memory);
     const iogate = best(iogateRuns);
     // The poll rate must hold in every round, so the worst round counts.
     const poll = iogateRuns.map((run) => run.poll).reduce((a, b) => (b && (!a || b.achieved < a.achieved) ? b : a));
@@ -411,6 +246,12 @@ async function main() {
     await sleep(1000);
   }
 
+  // What each process gives back once the load is over.
+  log(`memory ${SETTLE_S} s after the load`);
+  await sleep(SETTLE_S * 1000);
+  const afterMemory = memoryOf(pid);
+  const bareAfterMemory = memoryOf(bare.pid);
+
   await stop(bare);
   await stop(daemon.child);
 
@@ -423,7 +264,8 @@ async function main() {
     coldStart,
     idle,
     loadMemory,
-    bare: { idle: bareIdle, load: bareLoadMemory },
+    afterMemory,
+    bare: { idle: bareIdle, load: bareLoadMemory, after: bareAfterMemory },
     load,
     evok: EVOK,
   };
@@ -449,8 +291,11 @@ function judge(r) {
     target('GET /rest/all vs bare node:http', getAll.iogate.rps / getAll.bare.rps, 0.5, getAll.iogate.rps >= 0.5 * getAll.bare.rps, 'ratio'),
     target('POST confirmed write vs GET single', postSingle.iogate.rps / getSingle.iogate.rps, 0.5, postSingle.iogate.rps >= 0.5 * getSingle.iogate.rps, 'ratio'),
     target(`poll rate kept under load (worst: ${worstPoll.label})`, worstPoll.share, 0.98, worstPoll.share >= 0.98, 'ratio'),
-    target('RSS idle', r.idle.rssMb, 47, r.idle.rssMb <= 47, 'MB'),
+    target('RSS idle', r.idle.memory.rssMb, 47, r.idle.memory.rssMb <= 47, 'MB'),
     target('RSS under load', r.loadMemory.rssMb, 70, r.loadMemory.rssMb <= 70, 'MB'),
+    target('private memory (RssAnon) idle', r.idle.memory.anonMb, 16, r.idle.memory.anonMb <= 16, 'MB'),
+    target('private memory (RssAnon) under load', r.loadMemory.anonMb, 24, r.loadMemory.anonMb <= 24, 'MB'),
+    target(`private memory ${SETTLE_S} s after the load, above idle`, r.afterMemory.anonMb - r.idle.memory.anonMb, 2, r.afterMemory.anonMb - r.idle.memory.anonMb <= 2, 'MB'),
     target('CPU idle (default scan rate)', r.idle.cpuPercent, 3.2, r.idle.cpuPercent <= 3.2, '% of a core'),
     target('cold start to first 200', r.coldStart.medianMs, 300, r.coldStart.medianMs <= 300, 'ms'),
   ];
@@ -458,8 +303,6 @@ function judge(r) {
 
 // ---------------------------------------------------------------- report
 
-const fmt = (value, digits = 0) => (value === null || value === undefined || Number.isNaN(value) ? '–' : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits }));
-const ratio = (a, b) => (a && b ? `${fmt(a / b, 2)}×` : '–');
 
 function markdown(r) {
   const rows = [];
@@ -483,9 +326,10 @@ function markdown(r) {
   for (const scenario of Object.values(r.load)) {
     if (scenario.poll) row(`Modbus polls/s during ${scenario.label}`, pollCell(scenario.poll), '', '', `${fmt(EVOK.pollRetainedUnderLoad * 100)} % kept`, '');
   }
-  row('RSS idle MB', fmt(r.idle.rssMb, 1), fmt(r.bare.idle.rssMb, 1), ratio(r.idle.rssMb, r.bare.idle.rssMb), fmt(EVOK.rssIdleMb), ratio(r.idle.rssMb, EVOK.rssIdleMb));
-  row('RSS under load (max) MB', fmt(r.loadMemory.rssMb, 1), fmt(r.bare.load.rssMb, 1), ratio(r.loadMemory.rssMb, r.bare.load.rssMb), '', '');
-  row('Private (anonymous) memory idle / under load MB', `${fmt(r.idle.privateMb, 1)} / ${fmt(r.loadMemory.privateMb, 1)}`, `${fmt(r.bare.idle.privateMb, 1)} / ${fmt(r.bare.load.privateMb, 1)}`, '', '', '');
+  row('RSS (RssAnon + RssFile) idle MB', memoryCell(r.idle.memory), memoryCell(r.bare.idle), ratio(r.idle.memory.rssMb, r.bare.idle.rssMb), fmt(EVOK.rssIdleMb), ratio(r.idle.memory.rssMb, EVOK.rssIdleMb));
+  row('RSS (RssAnon + RssFile) under load (max) MB', memoryCell(r.loadMemory), memoryCell(r.bare.load), ratio(r.loadMemory.rssMb, r.bare.load.rssMb), '', '');
+  row(`RSS (RssAnon + RssFile) ${SETTLE_S} s after the load MB`, memoryCell(r.afterMemory), memoryCell(r.bare.after), ratio(r.afterMemory.rssMb, r.bare.after.rssMb), '', '');
+  row('Private memory (RssAnon) idle / under load / after MB', `${fmt(r.idle.memory.anonMb, 1)} / ${fmt(r.loadMemory.anonMb, 1)} / ${fmt(r.afterMemory.anonMb, 1)}`, `${fmt(r.bare.idle.anonMb, 1)} / ${fmt(r.bare.load.anonMb, 1)} / ${fmt(r.bare.after.anonMb, 1)}`, ratio(r.loadMemory.anonMb, r.bare.load.anonMb), '', '');
   row('CPU idle, % of a core', fmt(r.idle.cpuPercent, 2), '', '', fmt(EVOK.cpuIdlePercent, 1), ratio(r.idle.cpuPercent, EVOK.cpuIdlePercent));
   row('Cold start to first 200 (median of 5) ms', fmt(r.coldStart.medianMs), '', '', '', '');
   row('Bundle dist/iogate.js KB', fmt(r.bundleBytes / 1024), '', '', '', '');

@@ -6,6 +6,7 @@ import { buildDevices } from './devices/build.js';
 import { DeviceInfo } from './devices/board/device-info.js';
 import { ModbusSlave, type SlaveLink } from './devices/board/modbus-slave.js';
 import { CycleGuard } from './devices/slave/cycle-guard.js';
+import { InputScanLoop, inputValueBlocks } from './devices/slave/input-scan-loop.js';
 import { ScanLoop } from './devices/slave/scan-loop.js';
 import { SlaveUnit, type ChangeListener } from './devices/slave/slave-unit.js';
 import type { Logger } from './log.js';
@@ -39,7 +40,7 @@ export interface Runtime {
   simulations: Map<string, Simulation>;
   /**
    * Modbus reads per second the scan schedules ask for: each block is read on
-   * every `frequency`-th scan. Unthrottled (scan_frequency 0) and scan-disabled
+   * every `frequency`-th scan, plus the input reads of `input_scan_frequency`. Unthrottled (scan_frequency 0) and scan-disabled
    * slaves have no planned rate and are left out.
    */
   plannedPollRate: number;
@@ -57,7 +58,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
   const feed = new ChangeFeed();
   const buses: ModbusBus[] = [];
   const slaves: SlaveUnit[] = [];
-  const loops: Array<{ bus: ModbusBus; loop: ScanLoop }> = [];
+  const loops: Array<{ bus: ModbusBus; loop: ScanLoop | InputScanLoop }> = [];
   const simulations = new Map<string, Simulation>();
   const slaveDevices = new Map<SlaveUnit, ModbusSlave>();
 
@@ -103,6 +104,11 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
         for (const block of model.blocks) plannedPollRate += 1000 / period / block.frequency;
       }
       loops.push({ bus, loop: new ScanLoop(slave, period, deviceConfig.scanEnabled) });
+      if (deviceConfig.scanEnabled && deviceConfig.inputScanFrequency > 0) {
+        const blocks = inputValueBlocks(model, slave.cache);
+        loops.push({ bus, loop: new InputScanLoop(slave, 1000 / deviceConfig.inputScanFrequency, blocks) });
+        plannedPollRate += deviceConfig.inputScanFrequency * blocks.length;
+      }
     }
   }
 

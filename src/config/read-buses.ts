@@ -6,6 +6,12 @@ import { DEFAULT_RETRIES, DEFAULT_SERIAL_TIMEOUT_MS, DEFAULT_TCP_TIMEOUT_MS } fr
 import { readOneWireBus } from './read-onewire-bus.js';
 
 /**
+ * Highest `input_scan_frequency`: one read per millisecond, Node's timer
+ * resolution; a faster grid would only pile reads onto the bus queue.
+ */
+const MAX_INPUT_SCAN_HZ = 1000;
+
+/**
  * Device name → where it was first defined. Circuits are named after devices
  * (`1_01`), so the same name on two buses would send one device's writes to
  * the other: start-up refuses it.
@@ -140,6 +146,7 @@ function readDevice(name: string, device: ConfigSection, hasBusInfo: boolean): D
     slaveId: device.integer('slave-id', 1, 0, 247),
     scanFrequency: device.number('scan_frequency', 50, 0),
     scanEnabled: device.boolean('scan_enabled', true),
+    inputScanFrequency: device.integer('input_scan_frequency', 0, 0, MAX_INPUT_SCAN_HZ),
   };
   // EVOK registers a per-device device_info when the bus has none, or when
   // the device brings its own.

@@ -21,6 +21,11 @@ export interface DeviceConfig {
   /** Hz; 0 means as fast as the bus allows. */
   scanFrequency: number;
   scanEnabled: boolean;
+  /**
+   * Hz at which the blocks holding digital input values are read on top of
+   * the scan (not an EVOK key); 0 = off, they are read with the scan only.
+   */
+  inputScanFrequency: number;
   /** Per-device device_info (EVOK rules: bus has none, or the device has its own). */
   deviceInfo?: DeviceInfoConfig;
 }

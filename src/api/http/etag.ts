@@ -7,15 +7,18 @@ import type { Device } from '../../devices/device.js';
 // without the body. Device texts and the /rest/all buffer are cached, so their
 // tags are too: hashed once per change, not once per request.
 
-export function etagOf(body: string | Buffer): string {
-  return `"${createHash('sha1').update(body).digest('hex')}"`;
+export function etagOf(body: string | Buffer | readonly Buffer[]): string {
+  const hash = createHash('sha1');
+  if (typeof body === 'string' || Buffer.isBuffer(body)) hash.update(body);
+  else for (const chunk of body) hash.update(chunk);
+  return `"${hash.digest('hex')}"`;
 }
 
-const bufferTags = new WeakMap<Buffer, string>();
+const bufferTags = new WeakMap<object, string>();
 const deviceTags = new WeakMap<Device, { text: string; tag: string }>();
 
-/** The tag of a cached buffer (the /rest/all body), computed once per buffer. */
-export function bufferEtag(body: Buffer): string {
+/** The tag of a cached body (the /rest/all chunks), computed once per body. */
+export function bufferEtag(body: Buffer | readonly Buffer[]): string {
   let tag = bufferTags.get(body);
   if (tag === undefined) bufferTags.set(body, (tag = etagOf(body)));
   return tag;

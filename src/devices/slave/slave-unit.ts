@@ -193,11 +193,7 @@ export class SlaveUnit {
       if (!firstPass && scanNumber % block.frequency !== 0) continue;
       let response: ModbusResponse;
       try {
-        response = await this.request(
-          { fc: block.type === 'input' ? 4 : 3, address: block.start_reg, quantity: block.count },
-          'poll',
-          retries,
-        );
+        response = await this.request(this.blockRead(index), 'poll', retries);
       } catch (error) {
         // The line went down or the poll waited past its deadline: no news about the slave.
         if (notSlavesFault(error)) {
@@ -214,11 +210,7 @@ export class SlaveUnit {
       }
       answered = true;
       this.stats.lastOkAt = Date.now();
-      if (!('registers' in response)) continue;
-      // Devices are re-decoded only when their registers moved: at 50 Hz on
-      // every slave, decoding unchanged values was most of the idle CPU.
-      if (!this.cache.store(index, response.registers)) continue;
-      for (const device of this.dependents[index]!) if (device.refresh()) changed.add(device);
+      this.storeBlock(index, response, changed);
     }
     this.stats.lastScanMs = performance.now() - started;
     if (!interrupted) this.afterScan(answered, failure, now);
@@ -293,6 +285,35 @@ export class SlaveUnit {
 
   private label(): string {
     return `Modbus slave '${this.name}' (unit ${this.unit} on bus ${this.bus.name})`;
+  }
+
+  /**
+   * Read some blocks between scans (`input_scan_frequency`), re-decode the
+   * devices they feed and report changes. One attempt each: the next read is
+   * a few ms away, and failures are the scans' business (they count them and
+   * decide the slave's state).
+   */
+  async readBlocks(indices: readonly number[]): Promise<void> {
+    const changed = new Set<Device>();
+    try {
+      for (const index of indices) this.storeBlock(index, await this.request(this.blockRead(index), 'poll', 0), changed);
+    } catch {
+      // Counted in stats by request(); the next scan or read tries again.
+    }
+    if (changed.size > 0) this.onChange(this, changed, false);
+  }
+
+  private blockRead(index: number): ModbusRequest {
+    const block = this.model.blocks[index]!;
+    return { fc: block.type === 'input' ? 4 : 3, address: block.start_reg, quantity: block.count };
+  }
+
+  /** Keep a block's registers; devices are re-decoded only when they moved. */
+  private storeBlock(index: number, response: ModbusResponse, changed: Set<Device>): void {
+    if (!('registers' in response)) return;
+    // At 50 Hz on every slave, decoding unchanged values was most of the idle CPU.
+    if (!this.cache.store(index, response.registers)) return;
+    for (const device of this.dependents[index]!) if (device.refresh()) changed.add(device);
   }
 
   offlineReason(): string | undefined {

@@ -1,0 +1,270 @@
+// What the benchmarks share: wrk runs, the daemon and bare-server processes,
+// free ports, and what /proc says about a process (CPU time, memory).
+import { execFileSync, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
+export const BUNDLE = fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
+export const SIM_BUNDLE = fileURLToPath(new URL('../dist/iogate-sim.js', import.meta.url));
+export const RESULTS = join(BENCH_DIR, 'results');
+const SERVICE_UNIT = fileURLToPath(new URL('../deploy/iogate.service', import.meta.url));
+
+export function positive(name, fallback) {
+  const value = Number(process.env[name] ?? fallback);
+  if (!(value > 0)) throw new Error(`${name} must be a positive number`);
+  return value;
+}
+
+/** Node options the service unit starts the daemon with (`ExecStart=/usr/bin/node <options> …iogate.js`). */
+export function serviceNodeOptions() {
+  const execStart = /^ExecStart=(.*)$/m.exec(readFileSync(SERVICE_UNIT, 'utf8'))?.[1] ?? '';
+  const words = execStart.trim().split(/\s+/);
+  const script = words.findIndex((word) => word.endsWith('.js'));
+  return words.slice(1, script).filter((word) => word.startsWith('--'));
+}
+
+export function log(message) {
+  process.stderr.write(`bench: ${message}\n`);
+}
+
+// ---------------------------------------------------------------- wrk
+
+export function ensureWrk() {
+  if (hasWrk()) return;
+  if (process.getuid?.() !== 0) {
+    log('wrk is not installed; install it with `sudo apt-get install -y wrk` and run again');
+    process.exit(1);
+  }
+  log('installing wrk (apt-get install -y wrk)');
+  execFileSync('apt-get', ['install', '-y', 'wrk'], { stdio: 'inherit' });
+  if (!hasWrk()) throw new Error('wrk still missing after apt-get install');
+}
+
+function hasWrk() {
+  try {
+    execFileSync('wrk', ['--version'], { stdio: 'ignore' });
+  } catch (error) {
+    // wrk --version prints its banner and exits 1; only a missing binary matters.
+    return error.code !== 'ENOENT';
+  }
+  return true;
+}
+
+export function wrkVersion() {
+  try {
+    execFileSync('wrk', ['--version'], { encoding: 'utf8' });
+  } catch (error) {
+    return String(error.stdout ?? '').split('\n')[0].replace(/\s*\[.*$/, '').trim();
+  }
+  return 'wrk';
+}
+
+/**
+ * Runs wrk and returns req/s, p50/p99 in ms, and the count of non-2xx/3xx replies.
+ * `post`: { body, contentType } for the write benchmarks.
+ */
+export async function runWrk(url, { seconds, threads, connections, post }) {
+  const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency'];
+  const env = { ...process.env };
+  if (post) {
+    args.push('-s', join(BENCH_DIR, 'post.lua'));
+    env.BENCH_BODY = post.body;
+    env.BENCH_CONTENT_TYPE = post.contentType;
+  }
+  const child = spawn('wrk', [...args, url], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (output += chunk));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`wrk exited with ${code}:\n${output}`);
+  const rps = Number(/Requests\/sec:\s+([\d.]+)/.exec(output)?.[1]);
+  const percentile = (p) => {
+    const match = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s)\\s*$`, 'm').exec(output);
+    if (!match) return null;
+    return Number(match[1]) * { us: 0.001, ms: 1, s: 1000 }[match[2]];
+  };
+  const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(output)?.[1] ?? 0);
+  const socketErrors = /Socket errors:.*/.exec(output)?.[0];
+  return { rps: Math.round(rps), p50Ms: percentile(50), p99Ms: percentile(99), non2xx: errors, socketErrors };
+}
+
+// ---------------------------------------------------------------- processes
+
+export function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the daemon with `config` on `port`; collects its stats lines as they come. */
+export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions() } = {}) {
+  const child = spawn(process.execPath, [...nodeOptions, BUNDLE, '--config', config, '--port', String(port)], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const stats = [];
+  let pending = '';
+  let output = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk) => {
+    pending += chunk;
+    const lines = pending.split('\n');
+    pending = lines.pop();
+    for (const line of lines) {
+      if (line.startsWith('stats ')) stats.push({ ...JSON.parse(line.slice(6)), receivedAt: performance.now() });
+      else output += `${line}\n`;
+    }
+  });
+  return { child, stats, output: () => output };
+}
+
+/** Starts the bare node:http server replaying `repliesFile`; resolves once it listens. */
+export async function spawnBare(port, repliesFile, nodeOptions = []) {
+  const child = spawn(process.execPath, [...nodeOptions, join(BENCH_DIR, 'bare-server.mjs'), String(port), repliesFile], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  await new Promise((resolve, reject) => {
+    child.stdout.once('data', resolve);
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
+  return child;
+}
+
+/** Starts iogate-sim on a free TCP port with a control endpoint; `boards`: [[model, unit], …]. */
+export async function spawnSim(boards) {
+  const args = [SIM_BUNDLE, '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0'];
+  for (const [model, unit] of boards) args.push('--model', model, '--slave-id', String(unit));
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let output = '';
+  await new Promise((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (chunk) => {
+      output += chunk;
+      if (/^serving /m.test(output)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`iogate-sim exited with ${code}: ${output}`)));
+  });
+  return {
+    child,
+    tcpPort: Number(/on tcp \S+:(\d+)/.exec(output)[1]),
+    controlUrl: /control on (http:\/\/\S+)/.exec(output)[1],
+  };
+}
+
+export async function stop(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  await once(child, 'exit');
+}
+
+export function get(port, path, method = 'GET', body) {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method, agent: false }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) }));
+    });
+    req.on('error', reject);
+    if (body) {
+      req.setHeader('Content-Type', body.contentType);
+      req.end(body.body);
+    } else {
+      req.end();
+    }
+  });
+}
+
+export async function waitForAnswer(port, path, child) {
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`daemon exited with ${child.exitCode} before answering`);
+    try {
+      const { status } = await get(port, path);
+      if (status === 200) return;
+    } catch {
+      // Not listening yet.
+    }
+    await sleep(2);
+  }
+}
+
+/** A reply as the bare server replays it: headers without the per-connection ones, body in base64. */
+export async function captureReply(port, path) {
+  const reply = await get(port, path);
+  if (reply.status !== 200) throw new Error(`GET ${path}: ${reply.status}`);
+  const headers = Object.fromEntries(
+    Object.entries(reply.headers).filter(([name]) => !['date', 'connection', 'keep-alive'].includes(name)),
+  );
+  return { headers, body: reply.body.toString('base64'), bytes: reply.body };
+}
+
+// ---------------------------------------------------------------- /proc
+
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+
+export function cpuSeconds(pid) {
+  // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+
+/**
+ * RSS and its two parts, in MB: RssAnon is the memory only this process holds
+ * (heap, stacks, buffers); RssFile is mapped files, mostly the node binary,
+ * clean and shared with every other Node process on the machine.
+ */
+export function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+  return { rssMb: kb('VmRSS') / 1024, anonMb: kb('RssAnon') / 1024, fileMb: kb('RssFile') / 1024 };
+}
+
+/** The larger of each figure. */
+export function maxMemory(a, b) {
+  return { rssMb: Math.max(a.rssMb, b.rssMb), anonMb: Math.max(a.anonMb, b.anonMb), fileMb: Math.max(a.fileMb, b.fileMb) };
+}
+
+export const NO_MEMORY = { rssMb: 0, anonMb: 0, fileMb: 0 };
+
+/** Samples memory every 200 ms until the returned function is called; that returns the maxima seen. */
+export function memorySampler(pid) {
+  let seen = memoryOf(pid);
+  const timer = setInterval(() => (seen = maxMemory(seen, memoryOf(pid))), 200);
+  return () => {
+    clearInterval(timer);
+    return (seen = maxMemory(seen, memoryOf(pid)));
+  };
+}
+
+// ---------------------------------------------------------------- figures
+
+export const fmt = (value, digits = 0) =>
+  value === null || value === undefined || Number.isNaN(value)
+    ? '–'
+    : value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+export const ratio = (a, b) => (a && b ? `${fmt(a / b, 2)}×` : '–');
+
+/** RSS with its private (RssAnon) and shared-file (RssFile) parts, as one table cell. */
+export const memoryCell = (m) => (m ? `${fmt(m.rssMb, 1)} (${fmt(m.anonMb, 1)} + ${fmt(m.fileMb, 1)})` : '–');
+
+export function median(values) {
+  const sorted = values.filter((value) => value !== null && value !== undefined).sort((a, b) => a - b);
+  if (sorted.length === 0) return null;
+  const middle = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(middle)] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** p50, p99 and max of a list of samples. */
+export function percentiles(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1), count: sorted.length };
+}

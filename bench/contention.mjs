@@ -1,0 +1,401 @@
+// `npm run bench:contention`: tail latency when the controller is busy.
+//
+// A PLC that also runs Node-RED or Mervis is a contended machine. This bench
+// runs the built daemon (node options of deploy/iogate.service) against two
+// iogate-sim Modbus TCP slaves on loopback (the boards of bench/config.yaml),
+// and the bare node:http server (bench/bare-server.mjs) beside it, and
+// measures both on the same routes:
+//   - GET /rest/do/1_01 and GET /rest/all with wrk;
+//   - change → WebSocket client: an input flipped on the simulated board
+//     (through its control endpoint) until each of N clients has the push.
+//     The bare server polls that input's register at the same rate and
+//     pushes a fixed device JSON, so it is the floor for the same scan period.
+// first on a quiet machine (one round), then while BENCH_BURNERS busy
+// processes at normal priority compete for the cores (BENCH_ROUNDS rounds).
+// Rounds alternate which server goes first, so other work on the machine
+// hits both; figures are medians over the rounds, and the table gives the
+// iogate / bare ratio. Memory (RSS = RssAnon + RssFile) is read idle, as the
+// maximum under load, and BENCH_SETTLE seconds after the load.
+//
+// Environment:
+//   BENCH_DURATION     seconds per wrk run (default 10)
+//   BENCH_ROUNDS       contended rounds (default 3)
+//   BENCH_THREADS, BENCH_CONNECTIONS  wrk -t / -c (default 2 / 16)
+//   BENCH_WS_CLIENTS   WebSocket clients for the change benchmark (default 100)
+//   BENCH_SAMPLES      input changes per change benchmark (default 200)
+//   BENCH_BURNERS      competing busy processes (default 2)
+//   BENCH_SETTLE       seconds after the load before memory is read again (default 30)
+//   BENCH_INPUT_HZ     input_scan_frequency of the board whose input flips (default: off);
+//                      the bare server then polls at this rate too
+//   BENCH_NODE_OPTIONS node options for the daemon instead of the service's (experiments)
+//   BENCH_SCENARIOS    comma-separated subset of getSingle,getAll,events (default: all)
+//   BENCH_OUT          results file name in bench/results (default contention)
+import { fork, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  BUNDLE,
+  NO_MEMORY,
+  RESULTS,
+  SIM_BUNDLE,
+  captureReply,
+  cpuSeconds,
+  ensureWrk,
+  fmt,
+  freePort,
+  log,
+  maxMemory,
+  median,
+  memoryCell,
+  memoryOf,
+  memorySampler,
+  percentiles,
+  positive,
+  ratio,
+  runWrk,
+  serviceNodeOptions,
+  spawnBare,
+  spawnDaemon,
+  spawnSim,
+  stop,
+  waitForAnswer,
+  wrkVersion,
+} from './common.mjs';
+
+const DURATION_S = positive('BENCH_DURATION', 10);
+const ROUNDS = positive('BENCH_ROUNDS', 3);
+const THREADS = positive('BENCH_THREADS', 2);
+const CONNECTIONS = positive('BENCH_CONNECTIONS', 16);
+const WS_CLIENTS = positive('BENCH_WS_CLIENTS', 100);
+const SAMPLES = positive('BENCH_SAMPLES', 200);
+const BURNERS = positive('BENCH_BURNERS', 2);
+const SETTLE_S = positive('BENCH_SETTLE', 30);
+const INPUT_HZ = Number(process.env.BENCH_INPUT_HZ ?? 0);
+const SCAN_HZ = 50;
+const WARMUP_S = Math.min(2, DURATION_S);
+const NODE_OPTIONS = process.env.BENCH_NODE_OPTIONS !== undefined ? process.env.BENCH_NODE_OPTIONS.split(/\s+/).filter(Boolean) : serviceNodeOptions();
+const OUT = process.env.BENCH_OUT ?? 'contention';
+const ONLY = process.env.BENCH_SCENARIOS?.split(',');
+
+// The input that flips: DI 1_01 of the brain board (unit 1 on the first simulator), bit 0 of register 0.
+const INPUT = { unit: 1, register: 0, bit: 0, dev: 'di', circuit: '1_01' };
+
+if (process.argv[2] === '--clients') await runClients();
+else await main();
+
+async function main() {
+  for (const file of [BUNDLE, SIM_BUNDLE]) {
+    if (!existsSync(file)) throw new Error(`${file} is missing; run \`node build.mjs\` first (npm run bench:contention does)`);
+  }
+  ensureWrk();
+  const machine = {
+    node: process.version,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    wrk: wrkVersion(),
+    wrkArgs: `-t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s --latency`,
+    nodeOptions: NODE_OPTIONS.join(' '),
+    burners: BURNERS,
+    rounds: ROUNDS,
+    wsClients: WS_CLIENTS,
+    samples: SAMPLES,
+    inputHz: INPUT_HZ,
+    date: new Date().toISOString(),
+    loadAverageBefore: loadavg()[0],
+  };
+  log(`node ${machine.node} ${machine.nodeOptions}, ${machine.cores} × ${machine.cpu}; wrk ${machine.wrkArgs}`);
+
+  // The boards of bench/config.yaml, served over Modbus TCP on loopback (as a Neuron reaches its local boards).
+  // Whatever way this process ends, it takes its servers with it.
+  const children = new Set();
+  process.on('exit', () => {
+    for (const child of children) child.kill();
+  });
+  const simA = await spawnSim([['00', 1], ['0A', 2], ['0A', 3]]);
+  const simB = await spawnSim([['0A', 1], ['08', 2]]);
+  children.add(simA.child).add(simB.child);
+  const work = mkdtempSync(join(tmpdir(), 'iogate-contention-'));
+  const config = join(work, 'config.yaml');
+  writeFileSync(
+    config,
+    `apis:
+  websocket:
+    enabled: true
+  limits:
+    max_websocket_clients: ${Math.max(256, WS_CLIENTS)}
+comm_channels:
+  TCP_A:
+    type: MODBUSTCP
+    port: ${simA.tcpPort}
+    devices:
+      1: {model: '00', slave-id: 1, scan_frequency: ${SCAN_HZ}${INPUT_HZ > 0 ? `, input_scan_frequency: ${INPUT_HZ}` : ''}}
+      2: {model: '0A', slave-id: 2, scan_frequency: ${SCAN_HZ}}
+      3: {model: '0A', slave-id: 3, scan_frequency: ${SCAN_HZ}}
+  TCP_B:
+    type: MODBUSTCP
+    port: ${simB.tcpPort}
+    devices:
+      4: {model: '0A', slave-id: 1, scan_frequency: ${SCAN_HZ}}
+      5: {model: '08', slave-id: 2, scan_frequency: ${SCAN_HZ}}
+`,
+  );
+  const port = await freePort();
+  const daemon = spawnDaemon(config, port, { nodeOptions: NODE_OPTIONS });
+  children.add(daemon.child);
+  await waitForAnswer(port, '/rest/do/1_01', daemon.child);
+
+  const paths = { getSingle: '/rest/do/1_01', getAll: '/rest/all' };
+  const replies = {};
+  for (const path of Object.values(paths)) {
+    const { headers, body } = await captureReply(port, path);
+    replies[path] = { headers, body };
+  }
+  const device = JSON.parse((await captureReply(port, `/rest/${INPUT.dev}/${INPUT.circuit}`)).bytes.toString('utf8'));
+  const devices = JSON.parse(Buffer.from(replies['/rest/all'].body, 'base64').toString('utf8')).length;
+  replies.events = { modbusPort: simA.tcpPort, unit: INPUT.unit, register: INPUT.register, bit: INPUT.bit, hz: INPUT_HZ || SCAN_HZ, device };
+  writeFileSync(join(work, 'replies.json'), JSON.stringify(replies));
+  const barePort = await freePort();
+  const bare = await spawnBare(barePort, join(work, 'replies.json'));
+  children.add(bare);
+
+  const targets = {
+    iogate: { label: 'iogate', child: daemon.child, port, memory: NO_MEMORY },
+    bare: { label: 'bare node:http', child: bare, port: barePort, memory: NO_MEMORY },
+  };
+
+  log(`idle, ${DURATION_S} s`);
+  await sleep(3000);
+  const cpuFrom = { iogate: cpuSeconds(daemon.child.pid), bare: cpuSeconds(bare.pid) };
+  const idleFrom = performance.now();
+  await sleep(DURATION_S * 1000);
+  const idleS = (performance.now() - idleFrom) / 1000;
+  const idle = {};
+  for (const [key, target] of Object.entries(targets)) {
+    idle[key] = { memory: memoryOf(target.child.pid), cpuPercent: ((cpuSeconds(target.child.pid) - cpuFrom[key]) / idleS) * 100 };
+  }
+
+  const clients = fork(fileURLToPath(import.meta.url), ['--clients'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.add(clients);
+  const clientReplies = messageQueue(clients);
+
+  const scenarios = [
+    { key: 'getSingle', label: `GET ${paths.getSingle}`, run: (target) => wrkRun(target, paths.getSingle) },
+    { key: 'getAll', label: `GET /rest/all (${devices} devices)`, run: (target) => wrkRun(target, paths.getAll) },
+    {
+      key: 'events',
+      label: `change → WebSocket client (${WS_CLIENTS} clients)`,
+      run: async (target) => {
+        clients.send({ url: `ws://127.0.0.1:${target.port}/ws`, control: simA.controlUrl, clients: WS_CLIENTS, samples: SAMPLES, input: INPUT, periodMs: 1000 / SCAN_HZ });
+        const { latencies } = await clientReplies.next();
+        const { p50, p99, max } = percentiles(latencies);
+        return { p50Ms: p50, p99Ms: p99, maxMs: max };
+      },
+    },
+  ].filter((scenario) => !ONLY || ONLY.includes(scenario.key));
+  /** One measured run of a scenario against a target, with its memory meanwhile. */
+  const measure = async (scenario, target) => {
+    const sampler = memorySampler(target.child.pid);
+    const result = await scenario.run(target);
+    target.memory = maxMemory(target.memory, sampler());
+    return result;
+  };
+
+  const phases = [
+    { key: 'quiet', label: 'quiet machine', rounds: 1, burners: 0 },
+    { key: 'contended', label: `${BURNERS} busy processes`, rounds: ROUNDS, burners: BURNERS },
+  ];
+  const results = {};
+  for (const phase of phases) {
+    const burners = Array.from({ length: phase.burners }, () => spawn(process.execPath, ['-e', 'for (;;);'], { stdio: 'ignore' }));
+    for (const burner of burners) children.add(burner);
+    const runs = {};
+    for (let round = 0; round < phase.rounds; round++) {
+      // Alternate who goes first, so a burst of other work does not always hit the same side.
+      const order = round % 2 === 0 ? ['iogate', 'bare'] : ['bare', 'iogate'];
+      for (const scenario of scenarios) {
+        for (const key of order) {
+          log(`${phase.label}, round ${round + 1}: ${scenario.label}, ${targets[key].label}`);
+          ((runs[scenario.key] ??= { iogate: [], bare: [] })[key]).push(await measure(scenario, targets[key]));
+        }
+      }
+    }
+    for (const burner of burners) await stop(burner);
+    results[phase.key] = Object.fromEntries(
+      scenarios.map((scenario) => [scenario.key, { label: scenario.label, iogate: summarise(runs[scenario.key].iogate), bare: summarise(runs[scenario.key].bare) }]),
+    );
+  }
+  clients.kill();
+
+  log(`memory ${SETTLE_S} s after the load`);
+  await sleep(SETTLE_S * 1000);
+  const memory = {};
+  for (const [key, target] of Object.entries(targets)) {
+    memory[key] = { idle: idle[key].memory, load: target.memory, after: memoryOf(target.child.pid) };
+  }
+
+  await Promise.all([stop(bare), stop(daemon.child), stop(simA.child), stop(simB.child)]);
+  machine.loadAverageAfter = loadavg()[0];
+  const report = { machine, devices, idle, memory, results };
+  report.targets = judge(report);
+  writeFileSync(join(RESULTS, `${OUT}.json`), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(join(RESULTS, `${OUT}.md`), markdown(report));
+  process.stdout.write(markdown(report));
+  log(`wrote ${join(RESULTS, `${OUT}.md`)} and ${OUT}.json`);
+}
+
+async function wrkRun(target, path) {
+  const url = `http://127.0.0.1:${target.port}${path}`;
+  const options = { threads: THREADS, connections: CONNECTIONS };
+  // A short unmeasured run first, so no server is measured while its handlers are still being compiled.
+  await runWrk(url, { ...options, seconds: WARMUP_S });
+  return runWrk(url, { ...options, seconds: DURATION_S });
+}
+
+/** Medians over the rounds, and every round's p99 so the spread shows. */
+function summarise(runs) {
+  return {
+    rps: median(runs.map((run) => run.rps)),
+    p50Ms: median(runs.map((run) => run.p50Ms)),
+    p99Ms: median(runs.map((run) => run.p99Ms)),
+    roundsP99Ms: runs.map((run) => run.p99Ms),
+    non2xx: runs.reduce((sum, run) => sum + (run.non2xx ?? 0), 0),
+  };
+}
+
+function judge(r) {
+  const targets = [];
+  for (const key of ['getSingle', 'getAll']) {
+    if (!r.results.contended[key]) continue;
+    const { label, iogate, bare } = r.results.contended[key];
+    const value = iogate.p99Ms / bare.p99Ms;
+    targets.push({ name: `${label} p99 under contention vs bare node:http`, value, limit: 2, unit: '×', pass: value <= 2 });
+  }
+  const { idle, load, after } = r.memory.iogate;
+  targets.push({ name: 'private memory (RssAnon) idle', value: idle.anonMb, limit: 16, unit: 'MB', pass: idle.anonMb <= 16 });
+  targets.push({ name: 'private memory (RssAnon) under load', value: load.anonMb, limit: 24, unit: 'MB', pass: load.anonMb <= 24 });
+  const kept = after.anonMb - idle.anonMb;
+  targets.push({ name: `private memory ${SETTLE_S} s after the load, above idle`, value: kept, limit: 2, unit: 'MB', pass: kept <= 2 });
+  if (INPUT_HZ > 0 && r.results.contended.events) {
+    const { p99Ms } = r.results.contended.events.iogate;
+    const quiet = r.results.quiet.events.iogate.p99Ms;
+    targets.push({ name: `change → client p99 at ${WS_CLIENTS} clients, inputs at ${INPUT_HZ} Hz, quiet machine`, value: quiet, limit: 6, unit: 'ms', pass: quiet <= 6 });
+    targets.push({ name: `… under contention (no target; for reference)`, value: p99Ms, limit: Infinity, unit: 'ms', pass: true });
+  }
+  return targets;
+}
+
+function markdown(r) {
+  const m = r.machine;
+  const rows = ['| Measure | iogate | bare node:http | iogate / bare |', '| --- | ---: | ---: | ---: |'];
+  const row = (...cells) => rows.push(`| ${cells.join(' | ')} |`);
+  for (const [phaseKey, phase] of Object.entries(r.results)) {
+    const where = phaseKey === 'quiet' ? 'quiet' : `${m.burners} busy processes`;
+    for (const { label, iogate, bare } of Object.values(phase)) {
+      row(`${label}, ${where}: p50 / p99 ms`, `${fmt(iogate.p50Ms, 2)} / ${fmt(iogate.p99Ms, 2)}`, `${fmt(bare.p50Ms, 2)} / ${fmt(bare.p99Ms, 2)}`, ratio(iogate.p99Ms, bare.p99Ms));
+      if (iogate.rps) row(`${label}, ${where}: req/s`, fmt(iogate.rps), fmt(bare.rps), ratio(iogate.rps, bare.rps));
+      if (iogate.roundsP99Ms.length > 1) row(`${label}, ${where}: p99 of each round ms`, iogate.roundsP99Ms.map((ms) => fmt(ms, 1)).join(', '), bare.roundsP99Ms.map((ms) => fmt(ms, 1)).join(', '), '');
+    }
+  }
+  const { iogate, bare } = r.memory;
+  row('RSS (RssAnon + RssFile) idle MB', memoryCell(iogate.idle), memoryCell(bare.idle), ratio(iogate.idle.anonMb, bare.idle.anonMb) + ' private');
+  row('RSS (RssAnon + RssFile) under load (max) MB', memoryCell(iogate.load), memoryCell(bare.load), ratio(iogate.load.anonMb, bare.load.anonMb) + ' private');
+  row(`RSS (RssAnon + RssFile) ${SETTLE_S} s after the load MB`, memoryCell(iogate.after), memoryCell(bare.after), ratio(iogate.after.anonMb, bare.after.anonMb) + ' private');
+  row('CPU idle, % of a core', fmt(r.idle.iogate.cpuPercent, 2), fmt(r.idle.bare.cpuPercent, 2), '');
+
+  const targets = ['| Target | Limit | Measured | Result |', '| --- | ---: | ---: | --- |'];
+  for (const t of r.targets) {
+    const limit = t.limit === Infinity ? '–' : `≤ ${t.limit} ${t.unit}`;
+    targets.push(`| ${t.name} | ${limit} | ${fmt(t.value, 2)} ${t.unit} | ${t.pass ? 'pass' : '**miss**'} |`);
+  }
+  return `# iogate under CPU contention
+
+${m.date} · Node ${m.node} \`${m.nodeOptions}\` · ${m.cores} × ${m.cpu} · ${m.wrk} \`${m.wrkArgs}\` · ${m.burners} busy processes · medians of ${m.rounds} alternating rounds · load average ${fmt(m.loadAverageBefore, 2)} before, ${fmt(m.loadAverageAfter, 2)} after
+
+Daemon: \`dist/iogate.js\`, ${r.devices} devices on five simulated boards behind two \`iogate-sim\` Modbus TCP slaves on loopback, ${SCAN_HZ} Hz scans${m.inputHz ? `, \`input_scan_frequency: ${m.inputHz}\` on the board whose input flips` : ''}. Bare server: \`bench/bare-server.mjs\` (same reply bytes; for changes it polls the input's register at ${m.inputHz || SCAN_HZ} Hz and pushes one fixed device JSON). Change → client: ${m.samples} input flips, ${m.wsClients} clients in one other process, from the flip request to each client's message.
+
+${rows.join('\n')}
+
+${targets.join('\n')}
+`;
+}
+
+/** Messages from a child process, awaited one by one in order. */
+function messageQueue(child) {
+  const queue = [];
+  const waiters = [];
+  child.on('message', (message) => (waiters.length ? waiters.shift()(message) : queue.push(message)));
+  child.on('exit', (code) => {
+    if (code) {
+      log(`client process exited with ${code}`);
+      process.exit(1);
+    }
+  });
+  return { next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((resolve) => waiters.push(resolve))) };
+}
+
+/**
+ * The client side, in its own process: for each request from the parent,
+ * connect the clients, flip the input `samples` times at random phases of the
+ * scan period, and report each client's latency of each flip.
+ */
+async function runClients() {
+  const { default: WebSocket } = await import('ws');
+  const now = () => performance.now();
+  process.on('message', async ({ url, control, clients, samples, input, periodMs }) => {
+    const sockets = await Promise.all(
+      Array.from({ length: clients }, async () => {
+        const ws = new WebSocket(url, { perMessageDeflate: false });
+        await once(ws, 'open');
+        return ws;
+      }),
+    );
+    let expected;
+    let changedAt = 0;
+    let arrived = 0;
+    let done;
+    const latencies = [];
+    for (const ws of sockets) {
+      ws.on('message', (data) => {
+        const at = now();
+        if (expected === undefined) return;
+        const device = JSON.parse(data).find?.((item) => item.dev === input.dev && item.circuit === input.circuit);
+        if (device?.value !== expected) return;
+        latencies.push(at - changedAt);
+        if (++arrived === clients) done();
+      });
+    }
+    let value = Number(await readInput(control, input));
+    for (let i = 0; i < samples; i++) {
+      // A random phase against the scan grid, so the wait for the next scan is sampled evenly.
+      await sleep(Math.random() * periodMs);
+      value ^= 1;
+      expected = value;
+      arrived = 0;
+      const all = new Promise((resolve) => (done = resolve));
+      changedAt = now();
+      await setInput(control, input, value);
+      await all;
+      expected = undefined;
+    }
+    await Promise.all(sockets.map((ws) => (ws.close(), once(ws, 'close'))));
+    process.send({ latencies });
+  });
+}
+
+async function readInput(control, { unit, register, bit }) {
+  const response = await fetch(`${control}/registers?unit=${unit}&space=holding&address=${register}&count=1`);
+  const { values } = await response.json();
+  return (values[0] >> bit) & 1;
+}
+
+async function setInput(control, { unit, register, bit }, value) {
+  const response = await fetch(`${control}/registers`, {
+    method: 'POST',
+    body: JSON.stringify({ unit, space: 'holding', address: register, values: [value << bit] }),
+  });
+  if (!response.ok) throw new Error(`simulator control: ${response.status} ${await response.text()}`);
+}

@@ -12,6 +12,7 @@
 # Runs as root (debootstrap, chroot). IOGATE_CI_CACHE (default
 # /var/cache/iogate-ci) keeps the Debian root and the arm Node binaries.
 set -euo pipefail
+. "$(dirname "$0")/debian-packages.sh"
 cd "$(dirname "$0")/.."
 repo=$PWD
 started=$SECONDS
@@ -35,14 +36,7 @@ step "tools"
 packages=(dpkg-dev fakeroot lintian debootstrap qemu-user-static systemd binutils socat curl
   libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross
   libc6-armhf-cross libstdc++6-armhf-cross libgcc-s1-armhf-cross libatomic1-armhf-cross)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  apt-get -o DPkg::Lock::Timeout=900 update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq --no-install-recommends "${missing[@]}"
-fi
+ensure_debian_packages "${packages[@]}"
 
 work=$(mktemp -d /var/tmp/iogate-package.XXXXXX)
 root=$work/root

@@ -15,9 +15,9 @@ test('/rest/all replies on one keep-alive connection are framed by their Content
   const socket = connect(Number(port), '127.0.0.1');
   t.after(() => socket.destroy());
   await once(socket, 'connect');
-  const request = 'GET /rest/all HTTP/1.1\r\nHost: x\r\n\r\n';
+  const request = 'GET /rest/all HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n';
   // Pipelined: the second request is answered right behind the first reply on the same bytes.
-  socket.write(request + request + 'GET /rest/do/1_01 HTTP/1.1\r\nHost: x\r\n\r\n');
+  socket.write(request + request + 'GET /rest/do/1_01 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
   let raw = Buffer.alloc(0);
   const replies: Array<{ status: string; body: string }> = [];
   for await (const chunk of socket) {

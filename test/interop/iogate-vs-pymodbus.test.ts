@@ -50,7 +50,7 @@ async function exercise(daemon: SpawnedDaemon, peer: Awaited<ReturnType<typeof s
 
 function config(dir: string, bus: string): string {
   const file = join(dir, 'config.yaml');
-  writeFileSync(file, `comm_channels:\n  PEER:\n${bus}    devices:\n      1:\n        model: '00'\n        slave-id: 1\n`);
+  writeFileSync(file, `alias_file: alias.yaml\ncomm_channels:\n  PEER:\n${bus}    devices:\n      1:\n        model: '00'\n        slave-id: 1\n`);
   return file;
 }
 

@@ -26,7 +26,8 @@ test('the bundle alone in a directory polls and writes an RTU slave over a pty',
   const sim = await startSim(['--model', '00', '--slave-id', '3', '--rtu', cable.a, '--control', '127.0.0.1:0'], join(dir, 'iogate-sim.js'));
   writeFileSync(
     join(dir, 'config.yaml'),
-    `comm_channels:
+    `alias_file: alias.yaml
+comm_channels:
   RS485:
     type: MODBUSRTU
     port: ${cable.b}

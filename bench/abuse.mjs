@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { serviceNodeOptions } from './common.mjs';
+import { serviceEnvironment, serviceNodeOptions } from './common.mjs';
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 const BUNDLE = process.env.ABUSE_BUNDLE ?? fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
@@ -93,7 +93,10 @@ function rssMb(pid) {
 
 async function startDaemon(config) {
   const nodeArgs = process.env.ABUSE_DAEMON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...serviceNodeOptions(), ...nodeArgs, BUNDLE, '--config', config, '--port', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [...serviceNodeOptions(), ...nodeArgs, BUNDLE, '--config', config, '--port', '0'], {
+    env: { ...process.env, ...serviceEnvironment() },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let output = '';
   const port = await new Promise((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (chunk) => {

@@ -29,6 +29,23 @@ export function serviceNodeOptions() {
   return words.slice(1, script).filter((word) => word.startsWith('--'));
 }
 
+/**
+ * Environment variables the service unit sets (`Environment=NAME=value …` lines), so a bench runs the
+ * daemon as production does. `BENCH_SERVICE_ENV=0` leaves them out (to measure what they change).
+ */
+export function serviceEnvironment() {
+  if (process.env.BENCH_SERVICE_ENV === '0') return {};
+  const env = {};
+  for (const [, line] of readFileSync(SERVICE_UNIT, 'utf8').matchAll(/^Environment=(.*)$/gm)) {
+    for (const [, quoted, bare] of line.matchAll(/"([^"]*)"|(\S+)/g)) {
+      const assignment = quoted ?? bare;
+      const equals = assignment.indexOf('=');
+      if (equals > 0) env[assignment.slice(0, equals)] = assignment.slice(equals + 1);
+    }
+  }
+  return env;
+}
+
 export function log(message) {
   process.stderr.write(`bench: ${message}\n`);
 }
@@ -109,7 +126,7 @@ export function freePort() {
 /** Starts the daemon with `config` on `port`; collects its stats lines as they come. */
 export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions() } = {}) {
   const child = spawn(process.execPath, [...nodeOptions, BUNDLE, '--config', config, '--port', String(port)], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...serviceEnvironment(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const stats = [];

@@ -38,6 +38,7 @@ import {
   positive,
   ratio,
   runWrk,
+  serviceEnvironment,
   serviceNodeOptions,
   spawnBare,
   spawnDaemon as spawnWithConfig,
@@ -120,6 +121,7 @@ async function main() {
     wrk: wrkVersion(),
     wrkArgs: `-t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s --latency`,
     nodeOptions: NODE_OPTIONS.join(' '),
+    environment: Object.entries(serviceEnvironment()).map(([name, value]) => `${name}=${value}`).join(' '),
     rounds: ROUNDS,
     date: new Date().toISOString(),
     // Other work on the machine skews every figure; the load average says how much there was.
@@ -343,7 +345,7 @@ function markdown(r) {
 
   return `# iogate benchmark
 
-${r.machine.date} · Node ${r.machine.node} \`${r.machine.nodeOptions}\` · ${r.machine.cores} × ${r.machine.cpu} · ${r.machine.wrk} \`${r.machine.wrkArgs}\` · best of ${r.machine.rounds} alternating rounds per GET · load average ${fmt(r.machine.loadAverageBefore, 2)} before, ${fmt(r.machine.loadAverageAfter, 2)} after
+${r.machine.date} · Node ${r.machine.node} \`${[r.machine.environment, r.machine.nodeOptions].filter(Boolean).join(' ')}\` · ${r.machine.cores} × ${r.machine.cpu} · ${r.machine.wrk} \`${r.machine.wrkArgs}\` · best of ${r.machine.rounds} alternating rounds per GET · load average ${fmt(r.machine.loadAverageBefore, 2)} before, ${fmt(r.machine.loadAverageAfter, 2)} after
 
 Daemon: \`dist/iogate.js\` with \`bench/config.yaml\` (${r.devices} devices on simulated boards, two SIMULATOR buses, 50 Hz scans; \`/rest/all\` is ${fmt(r.restAllBytes)} bytes). Bare server: \`bench/bare-server.mjs\`, replaying iogate's own replies (same headers, same bytes). EVOK figures are published reference numbers for a comparable machine, not measured here.
 

@@ -190,9 +190,12 @@ comm_channels:
       label: `change → WebSocket client (${WS_CLIENTS} clients)`,
       run: async (target) => {
         clients.send({ url: `ws://127.0.0.1:${target.port}/ws`, control: simA.controlUrl, clients: WS_CLIENTS, samples: SAMPLES, input: INPUT, periodMs: 1000 / SCAN_HZ });
-        const { latencies } = await clientReplies.next();
+        const { latencies, parts } = await clientReplies.next();
         const { p50, p99, max } = percentiles(latencies);
-        return { p50Ms: p50, p99Ms: p99, maxMs: max };
+        // Where a flip's time goes: the control request, to the first client, and the fan-out to the last.
+        const split = Object.fromEntries(Object.keys(parts[0]).map((part) => [part, percentiles(parts.map((sample) => sample[part]))]));
+        log(`  ${Object.entries(split).map(([part, { p50: a, p99: b }]) => `${part} p50 ${fmt(a, 2)} / p99 ${fmt(b, 2)} ms`).join('; ')}`);
+        return { p50Ms: p50, p99Ms: p99, maxMs: max, split };
       },
     },
   ].filter((scenario) => !ONLY || ONLY.includes(scenario.key));
@@ -263,6 +266,7 @@ function summarise(runs) {
     p99Ms: median(runs.map((run) => run.p99Ms)),
     roundsP99Ms: runs.map((run) => run.p99Ms),
     non2xx: runs.reduce((sum, run) => sum + (run.non2xx ?? 0), 0),
+    splits: runs.map((run) => run.split).filter(Boolean),
   };
 }
 
@@ -298,6 +302,8 @@ function markdown(r) {
       row(`${label}, ${where}: p50 / p99 ms`, `${fmt(iogate.p50Ms, 2)} / ${fmt(iogate.p99Ms, 2)}`, `${fmt(bare.p50Ms, 2)} / ${fmt(bare.p99Ms, 2)}`, ratio(iogate.p99Ms, bare.p99Ms));
       if (iogate.rps) row(`${label}, ${where}: req/s`, fmt(iogate.rps), fmt(bare.rps), ratio(iogate.rps, bare.rps));
       if (iogate.roundsP99Ms.length > 1) row(`${label}, ${where}: p99 of each round ms`, iogate.roundsP99Ms.map((ms) => fmt(ms, 1)).join(', '), bare.roundsP99Ms.map((ms) => fmt(ms, 1)).join(', '), '');
+      const splitCell = (side) => side.splits.map((split) => Object.values(split).map(({ p99 }) => fmt(p99, 1)).join(' / ')).join('; ');
+      if (iogate.splits.length) row(`${label}, ${where}: p99 of flip request / first client / first → last / client handlers, each round ms`, splitCell(iogate), splitCell(bare), '');
     }
   }
   const { iogate, bare } = r.memory;
@@ -358,14 +364,21 @@ async function runClients() {
     let arrived = 0;
     let done;
     const latencies = [];
+    // Per flip: the control request's round trip, the first and the last client's latency, and the
+    // time this process spent in the message handlers meanwhile (parsing: part of first → last).
+    const parts = [];
+    let first = 0;
+    let handling = 0;
     for (const ws of sockets) {
       ws.on('message', (data) => {
         const at = now();
         if (expected === undefined) return;
         const device = JSON.parse(data).find?.((item) => item.dev === input.dev && item.circuit === input.circuit);
+        handling += now() - at;
         if (device?.value !== expected) return;
         latencies.push(at - changedAt);
-        if (++arrived === clients) done();
+        if (arrived === 0) first = at - changedAt;
+        if (++arrived === clients) done(at - changedAt);
       });
     }
     let value = Number(await readInput(control, input));
@@ -376,13 +389,16 @@ async function runClients() {
       expected = value;
       arrived = 0;
       const all = new Promise((resolve) => (done = resolve));
+      handling = 0;
       changedAt = now();
       await setInput(control, input, value);
-      await all;
+      const request = now() - changedAt;
+      const last = await all;
       expected = undefined;
+      parts.push({ request, first, firstToLast: last - first, clientHandlers: handling });
     }
     await Promise.all(sockets.map((ws) => (ws.close(), once(ws, 'close'))));
-    process.send({ latencies });
+    process.send({ latencies, parts });
   });
 }
 

@@ -82,3 +82,11 @@ test('the man page documents every option and exit code that --help lists', () =
   for (const option of options) assert.ok(manPage.includes(option), `${option} missing from deploy/iogate.1`);
   for (const code of help.match(/\b(?:2|75|78)\b/g) ?? []) assert.match(manPage, new RegExp(`^\\.B ${code}$`, 'm'));
 });
+
+test('the service unit sets a fixed glibc trim threshold, and the benches start the daemon with it', async () => {
+  const unit = readFileSync(fileURLToPath(new URL('../../../deploy/iogate.service', import.meta.url)), 'utf8');
+  assert.match(unit, /^Environment=MALLOC_TRIM_THRESHOLD_=65536$/m);
+  const benchCommon = new URL('../../../bench/common.mjs', import.meta.url).href;
+  const { serviceEnvironment } = (await import(benchCommon)) as { serviceEnvironment(): Record<string, string> };
+  assert.deepEqual(serviceEnvironment(), { MALLOC_TRIM_THRESHOLD_: '65536' });
+});

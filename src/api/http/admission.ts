@@ -86,6 +86,8 @@ export function markUpgraded(socket: Duplex): void {
 /** Counts and oldest-first order (with the time each entered its stage) of evictable connections within one scope. */
 class Scope {
   open = 0;
+  /** Of `open`: answered connections waiting for their next request head. */
+  idle = 0;
   readonly head = new Map<Socket, number>();
   readonly body = new Map<Socket, number>();
 
@@ -116,11 +118,14 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
   const scopesOf = (entry: Entry): Scope[] => [total, pools[entry.pool], byAddress.get(entry.address)!];
 
   /** Moves a connection to `stage`; re-entering a stage makes it the youngest there. */
-  const setStage = (socket: Socket, stage: Stage): void => {
+  const setStage = (socket: Socket, stage: Stage, answered = false): void => {
     const entry = entries.get(socket);
     if (!entry) return;
     const now = Date.now();
+    const idle = (entry.stage === 'head' && entry.answered ? -1 : 0) + (stage === 'head' && answered ? 1 : 0);
+    if (answered) entry.answered = true;
     for (const scope of scopesOf(entry)) {
+      scope.idle += idle;
       scope.head.delete(socket);
       scope.body.delete(socket);
       if (stage !== 'busy') scope[stage].set(socket, now);
@@ -132,8 +137,10 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     const entry = entries.get(socket);
     if (!entry) return;
     entries.delete(socket);
+    const idle = entry.stage === 'head' && entry.answered ? 1 : 0;
     for (const scope of scopesOf(entry)) {
       scope.open--;
+      scope.idle -= idle;
       scope.head.delete(socket);
       scope.body.delete(socket);
     }
@@ -167,7 +174,8 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     const now = Date.now();
     const victim = scope.oldestEvictable(now);
     const entry = victim && entries.get(victim);
-    if (!entry || entry.stage !== 'head' || !entry.answered) return true;
+    // Only when idle connections are most of what the address holds: a poller among slowloris junk is let go as before.
+    if (!entry || entry.stage !== 'head' || !entry.answered || scope.idle * 2 < scope.open) return true;
     if (budgets.size >= 1024 && now - prunedAt >= 1000) {
       // Many addresses: forget those whose budget is whole again (at most once a second, so a crowd costs little).
       prunedAt = now;
@@ -277,11 +285,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
       if (!res.writableFinished) setStage(socket, 'busy');
     });
     // Answered: the connection waits for its next request head (keep-alive), evictable again.
-    res.once('finish', () => {
-      const entry = entries.get(socket);
-      if (entry) entry.answered = true;
-      setStage(socket, 'head');
-    });
+    res.once('finish', () => setStage(socket, 'head', true));
   });
   return stats;
 }

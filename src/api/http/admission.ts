@@ -33,8 +33,8 @@ import { isLoopbackAddress } from '../access/loopback.js';
 // thousands of them and reconnects whenever one is let go makes us accept,
 // parse and answer tens of thousands of connections a second, the kernel's
 // accept queue overflows, and every other client's SYN is dropped. So each
-// address may evict its own answered idle connections only at a bounded rate
-// (a token bucket); past it, its new connections are held in a tarpit: paused
+// address whose connections are mostly answered and idle may evict them only
+// at a bounded rate (a token bucket); past it, its new connections are held in a tarpit: paused
 // before HTTP sees them (about 2 KB each instead of about 6 KB for an HTTP
 // connection), unread and unanswered, and closed after a while. A client
 // waiting there does not reconnect, so the churn stops, and other addresses
@@ -46,7 +46,7 @@ const HEAD_GRACE_MS = 500;
 /** Answered idle connections one address may have evicted per second (and in one burst). */
 export const IDLE_EVICTIONS_PER_SECOND = 64;
 /** How long a tarpitted connection is held before it is closed: this, plus up to as much again (spreads reconnects). */
-export const TARPIT_HOLD_MS = 10_000;
+const TARPIT_HOLD_MS = 10_000;
 /** Connections held in the tarpit at most, as a multiple of max_connections (256 → 8,192; ~16 MB). */
 const TARPIT_PER_CONNECTION = 32;
 

@@ -134,13 +134,13 @@ async function startDaemon(config) {
 // ------------------------------------------------------------ attacks
 
 /** Keeps `count` raw sockets alive: `setup` starts each, `tick` runs every `tickMs`; a closed one is replaced. */
-function socketSwarm(port, count, { setup, tick, tickMs, reconnectMs = 100 }) {
+function socketSwarm(port, count, { setup, tick, tickMs, reconnectMs = 100, localAddress }) {
   const sockets = new Set();
   let stopped = false;
   let opened = 0;
   const open = () => {
     if (stopped) return;
-    const socket = connect({ port, host: '127.0.0.1' });
+    const socket = connect({ port, host: '127.0.0.1', localAddress });
     opened++;
     socket.on('error', () => undefined);
     socket.on('data', () => undefined);
@@ -254,7 +254,17 @@ const ATTACKS = {
       }),
   },
   'idle-keepalive': {
-    label: '10,000 idle keep-alive connections',
+    // From another loopback address, as a second host on the LAN would be.
+    label: '10,000 idle keep-alive connections (from 127.0.0.2)',
+    start: (port) =>
+      socketSwarm(port, 10_000, {
+        setup: (socket) => socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
+        reconnectMs: 500,
+        localAddress: '127.0.0.2',
+      }),
+  },
+  'idle-keepalive-same-address': {
+    label: '10,000 idle keep-alive connections from the clients\' own address',
     start: (port) =>
       socketSwarm(port, 10_000, {
         setup: (socket) => socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),

@@ -28,9 +28,27 @@ import { isLoopbackAddress } from '../access/loopback.js';
 // and the total. Deadlines are Node's: `headersTimeout` for the head,
 // `requestTimeout` for the whole request, so a chunked body that never ends
 // is cut off with 408.
+//
+// Evicting answered keep-alive connections has a price: a client that holds
+// thousands of them and reconnects whenever one is let go makes us accept,
+// parse and answer tens of thousands of connections a second, the kernel's
+// accept queue overflows, and every other client's SYN is dropped. So each
+// address whose connections are mostly answered and idle may evict them only
+// at a bounded rate (a token bucket); past it, its new connections are held in a tarpit: paused
+// before HTTP sees them (about 2 KB each instead of about 6 KB for an HTTP
+// connection), unread and unanswered, and closed after a while. A client
+// waiting there does not reconnect, so the churn stops, and other addresses
+// are admitted as before. The tarpit is bounded; beyond it the newcomer is
+// closed at once, before HTTP sees it.
 
 /** A client on a LAN sends its request head within milliseconds of connecting. */
 const HEAD_GRACE_MS = 500;
+/** Answered idle connections one address may have evicted per second (and in one burst). */
+export const IDLE_EVICTIONS_PER_SECOND = 64;
+/** How long a tarpitted connection is held before it is closed: this, plus up to as much again (spreads reconnects). */
+const TARPIT_HOLD_MS = 10_000;
+/** Connections held in the tarpit at most, as a multiple of max_connections (256 → 8,192; ~16 MB). */
+const TARPIT_PER_CONNECTION = 32;
 
 type Stage = 'head' | 'body' | 'busy';
 type Pool = 'loopback' | 'remote';
@@ -39,6 +57,8 @@ interface Entry {
   address: string;
   pool: Pool;
   stage: Stage;
+  /** Answered at least once: waiting in 'head' means an idle keep-alive connection. */
+  answered: boolean;
 }
 
 export interface AdmissionLimits {
@@ -50,6 +70,9 @@ export interface AdmissionStats {
   open: number;
   evicted: number;
   refused: number;
+  /** Connections put in the tarpit so far, and how many it holds now. */
+  tarpitted: number;
+  held: number;
 }
 
 /** How the upgrade handler tells admission that a connection became a WebSocket. */
@@ -63,6 +86,8 @@ export function markUpgraded(socket: Duplex): void {
 /** Counts and oldest-first order (with the time each entered its stage) of evictable connections within one scope. */
 class Scope {
   open = 0;
+  /** Of `open`: answered connections waiting for their next request head. */
+  idle = 0;
   readonly head = new Map<Socket, number>();
   readonly body = new Map<Socket, number>();
 
@@ -80,20 +105,27 @@ class Scope {
 
 export function admitConnections(server: Server, limits: AdmissionLimits): AdmissionStats {
   const poolCap = Math.max(1, Math.floor((limits.maxConnections * 3) / 4));
+  const addressCap = Math.min(limits.maxConnectionsPerAddress, poolCap);
   const entries = new Map<Socket, Entry>();
   const total = new Scope();
   const pools: Record<Pool, Scope> = { loopback: new Scope(), remote: new Scope() };
   const byAddress = new Map<string, Scope>();
-  const stats: AdmissionStats = { open: 0, evicted: 0, refused: 0 };
+  const stats: AdmissionStats = { open: 0, evicted: 0, refused: 0, tarpitted: 0, held: 0 };
+  const tarpitCap = limits.maxConnections * TARPIT_PER_CONNECTION;
+  /** Tarpitted sockets and when each is let go. */
+  const tarpit = new Map<Socket, number>();
 
   const scopesOf = (entry: Entry): Scope[] => [total, pools[entry.pool], byAddress.get(entry.address)!];
 
   /** Moves a connection to `stage`; re-entering a stage makes it the youngest there. */
-  const setStage = (socket: Socket, stage: Stage): void => {
+  const setStage = (socket: Socket, stage: Stage, answered = false): void => {
     const entry = entries.get(socket);
     if (!entry) return;
     const now = Date.now();
+    const idle = (entry.stage === 'head' && entry.answered ? -1 : 0) + (stage === 'head' && answered ? 1 : 0);
+    if (answered) entry.answered = true;
     for (const scope of scopesOf(entry)) {
+      scope.idle += idle;
       scope.head.delete(socket);
       scope.body.delete(socket);
       if (stage !== 'busy') scope[stage].set(socket, now);
@@ -105,8 +137,10 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     const entry = entries.get(socket);
     if (!entry) return;
     entries.delete(socket);
+    const idle = entry.stage === 'head' && entry.answered ? 1 : 0;
     for (const scope of scopesOf(entry)) {
       scope.open--;
+      scope.idle -= idle;
       scope.head.delete(socket);
       scope.body.delete(socket);
     }
@@ -127,6 +161,67 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
 
   const roomIn = (scope: Scope | undefined, cap: number): boolean => scope === undefined || scope.open < cap || evictFrom(scope);
 
+  /** Per address that has drawn on it lately: the answered idle connections it may still have evicted, and when that was counted. */
+  const budgets = new Map<string, { tokens: number; at: number }>();
+  let prunedAt = 0;
+  const refill = (budget: { tokens: number; at: number }, now: number): void => {
+    budget.tokens = Math.min(IDLE_EVICTIONS_PER_SECOND, budget.tokens + ((now - budget.at) * IDLE_EVICTIONS_PER_SECOND) / 1000);
+    budget.at = now;
+  };
+
+  /** Whether an address at its cap may evict its oldest evictable connection now; an answered idle one costs a token. */
+  const mayEvictOwn = (address: string, scope: Scope): boolean => {
+    const now = Date.now();
+    const victim = scope.oldestEvictable(now);
+    const entry = victim && entries.get(victim);
+    // Only when idle connections are most of what the address holds: a poller among slowloris junk is let go as before.
+    if (!entry || entry.stage !== 'head' || !entry.answered || scope.idle * 2 < scope.open) return true;
+    if (budgets.size >= 1024 && now - prunedAt >= 1000) {
+      // Many addresses: forget those whose budget is whole again (at most once a second, so a crowd costs little).
+      prunedAt = now;
+      for (const [key, budget] of budgets) {
+        refill(budget, now);
+        if (budget.tokens >= IDLE_EVICTIONS_PER_SECOND) budgets.delete(key);
+      }
+    }
+    let budget = budgets.get(address);
+    if (!budget) budgets.set(address, (budget = { tokens: IDLE_EVICTIONS_PER_SECOND, at: now }));
+    refill(budget, now);
+    if (budget.tokens < 1) return false;
+    budget.tokens--;
+    return true;
+  };
+
+  const release = (socket: Socket): void => {
+    if (!tarpit.delete(socket)) return;
+    stats.held = tarpit.size;
+    socket.destroy();
+  };
+
+  /** Holds `socket` paused and unanswered for a while; false when the tarpit is full. */
+  const hold = (socket: Socket): boolean => {
+    if (tarpit.size >= tarpitCap) return false;
+    socket.pause();
+    // pause() alone lets the stream read on up to its high-water mark (and one chunk of up to 64 KB); stop at the handle.
+    (socket as unknown as { _handle?: { readStop?: () => void } })._handle?.readStop?.();
+    socket.on('error', () => undefined);
+    socket.once('close', () => release(socket));
+    tarpit.set(socket, Date.now() + TARPIT_HOLD_MS * (1 + Math.random()));
+    stats.tarpitted++;
+    stats.held = tarpit.size;
+    if (!sweeper) sweeper = setInterval(sweep, 1000).unref();
+    return true;
+  };
+  let sweeper: NodeJS.Timeout | undefined;
+  const sweep = (): void => {
+    const now = Date.now();
+    for (const [socket, until] of tarpit) if (until <= now) release(socket);
+    if (tarpit.size === 0) {
+      clearInterval(sweeper);
+      sweeper = undefined;
+    }
+  };
+
   /** The total is full only while both pools hold at least their reserve: take from the larger. */
   const roomInTotal = (): boolean => {
     if (total.open < limits.maxConnections) return true;
@@ -134,16 +229,39 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     return evictFrom(larger) || evictFrom(total);
   };
 
+  // Decided before HTTP sets a connection up: HTTP's own listeners run only for admitted ones.
+  const httpListeners = server.listeners('connection') as ((socket: Socket) => void)[];
+  server.removeAllListeners('connection');
   server.on('connection', (socket: Socket) => {
+    if (admit(socket)) for (const listener of httpListeners) listener.call(server, socket);
+  });
+
+  // Tarpitted sockets are idle by any measure: shutdown's first sweep lets them go, so close() is not held up.
+  const closeIdle = server.closeIdleConnections as (() => void) | undefined;
+  if (typeof closeIdle === 'function') {
+    server.closeIdleConnections = function (this: Server): void {
+      for (const socket of [...tarpit.keys()]) release(socket);
+      closeIdle.call(this);
+    };
+  }
+
+  const admit = (socket: Socket): boolean => {
     const address = socket.remoteAddress ?? '';
     const pool: Pool = isLoopbackAddress(address) ? 'loopback' : 'remote';
-    const admitted = roomIn(byAddress.get(address), limits.maxConnectionsPerAddress) && roomIn(pools[pool], poolCap) && roomInTotal();
+    const own = byAddress.get(address);
+    if (own && own.open >= addressCap && !mayEvictOwn(address, own)) {
+      if (hold(socket)) return false;
+      stats.refused++;
+      socket.destroy();
+      return false;
+    }
+    const admitted = roomIn(own, addressCap) && roomIn(pools[pool], poolCap) && roomInTotal();
     if (!admitted) {
       stats.refused++;
       socket.destroy();
-      return;
+      return false;
     }
-    const entry: Entry = { address, pool, stage: 'head' };
+    const entry: Entry = { address, pool, stage: 'head', answered: false };
     entries.set(socket, entry);
     if (!byAddress.has(address)) byAddress.set(address, new Scope());
     const now = Date.now();
@@ -154,7 +272,8 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     stats.open = total.open;
     upgradeMarks.set(socket, () => setStage(socket, 'busy'));
     socket.once('close', () => forget(socket));
-  });
+    return true;
+  };
 
   // Registered before the route handler's listener runs (createServer's), so
   // the stage is right before any handler awaits.
@@ -166,7 +285,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
       if (!res.writableFinished) setStage(socket, 'busy');
     });
     // Answered: the connection waits for its next request head (keep-alive), evictable again.
-    res.once('finish', () => setStage(socket, 'head'));
+    res.once('finish', () => setStage(socket, 'head', true));
   });
   return stats;
 }

@@ -5,6 +5,7 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
+import { cpus } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -71,6 +72,19 @@ function hasWrk() {
     return error.code !== 'ENOENT';
   }
   return true;
+}
+
+/** What a results file records about the machine and the load settings, shared by the benches. */
+export function machineFacts({ threads, connections, seconds, nodeOptions, rounds }) {
+  return {
+    node: process.version,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    wrk: wrkVersion(),
+    wrkArgs: `-t${threads} -c${connections} -d${seconds}s --latency`,
+    nodeOptions: nodeOptions.join(' '),
+    rounds,
+  };
 }
 
 export function wrkVersion() {

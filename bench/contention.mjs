@@ -33,7 +33,7 @@
 import { fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -63,7 +63,7 @@ import {
   spawnSim,
   stop,
   waitForAnswer,
-  wrkVersion,
+  machineFacts,
 } from './common.mjs';
 
 const DURATION_S = positive('BENCH_DURATION', 10);
@@ -93,14 +93,8 @@ async function main() {
   }
   ensureWrk();
   const machine = {
-    node: process.version,
-    cpu: cpus()[0]?.model ?? 'unknown',
-    cores: cpus().length,
-    wrk: wrkVersion(),
-    wrkArgs: `-t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s --latency`,
-    nodeOptions: NODE_OPTIONS.join(' '),
+    ...machineFacts({ threads: THREADS, connections: CONNECTIONS, seconds: DURATION_S, nodeOptions: NODE_OPTIONS, rounds: ROUNDS }),
     burners: BURNERS,
-    rounds: ROUNDS,
     wsClients: WS_CLIENTS,
     samples: SAMPLES,
     inputHz: INPUT_HZ,

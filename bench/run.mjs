@@ -16,7 +16,7 @@
 //   BENCH_ROUNDS    alternating rounds per GET (default 3)
 //   BENCH_THREADS, BENCH_CONNECTIONS  wrk -t / -c (default 2 / 16)
 import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -44,7 +44,7 @@ import {
   spawnDaemon as spawnWithConfig,
   stop,
   waitForAnswer,
-  wrkVersion,
+  machineFacts,
 } from './common.mjs';
 
 const CONFIG = join(BENCH_DIR, 'config.yaml');
@@ -115,14 +115,8 @@ async function main() {
   if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing; run \`node build.mjs\` first (npm run bench does)`);
   ensureWrk();
   const machine = {
-    node: process.version,
-    cpu: cpus()[0]?.model ?? 'unknown',
-    cores: cpus().length,
-    wrk: wrkVersion(),
-    wrkArgs: `-t${THREADS} -c${CONNECTIONS} -d${DURATION_S}s --latency`,
-    nodeOptions: NODE_OPTIONS.join(' '),
+    ...machineFacts({ threads: THREADS, connections: CONNECTIONS, seconds: DURATION_S, nodeOptions: NODE_OPTIONS, rounds: ROUNDS }),
     environment: Object.entries(serviceEnvironment()).map(([name, value]) => `${name}=${value}`).join(' '),
-    rounds: ROUNDS,
     date: new Date().toISOString(),
     // Other work on the machine skews every figure; the load average says how much there was.
     loadAverageBefore: loadavg()[0],

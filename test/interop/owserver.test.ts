@@ -52,8 +52,12 @@ async function stopOwserver(): Promise<void> {
   const child = owserver;
   owserver = undefined;
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = once(child, 'exit');
   child.kill('SIGTERM');
-  await once(child, 'exit');
+  // owserver has been seen to ignore SIGTERM (and to hang the suite with it): a peer fault, not ours.
+  const stubborn = setTimeout(() => child.kill('SIGKILL'), 3000);
+  await exited;
+  clearTimeout(stubborn);
 }
 
 /** owserver's fake adapter has been seen to crash under load; a crash is its fault, so it is started again. */

@@ -252,7 +252,8 @@ for arch in arm64 armhf; do
   fi
   extracted=$work/$arch
   dpkg-deb -x "dist/iogate_${version}_${arch}.deb" "$extracted"
-  arm_node() { "$qemu" -L "$sysroot" "$node_dir/package/bin/node" "$@"; }
+  # exec: started in the background, $! is then qemu itself, so killing it stops the daemon, not only a subshell.
+  arm_node() { exec "$qemu" -L "$sysroot" "$node_dir/package/bin/node" "$@"; }
   # Each emulated Node start costs many seconds of CPU: one to name the runtime, one for the daemon.
   runtime=$(arm_node -p 'process.platform + " " + process.arch + " " + process.version')
   check "$arch: Node runs under $qemu ($runtime)" test "${runtime%% *}" = linux

@@ -8,20 +8,8 @@ import { HEAD_GRACE_MS, ParkingLot, type ParkingStats } from './parking.js';
 // Admission, before any request is parsed or any credential looked at. Node's
 // own `maxConnections` refuses the newest connection once the cap is reached,
 // so a thousand sockets trickling their headers, or ten thousand idle
-// keep-alives, lock every real client out. Here the cap is kept by letting
-// go of the connections that are worth least instead:
-//
-// 1. a connection that has been waiting for a complete request head for more
-//    than HEAD_GRACE_MS (trickling headers, or idle between keep-alive
-//    requests), oldest first;
-// 2. then one whose body is still arriving, oldest first;
-// 3. then a connection that has only just arrived;
-// never one whose request is being answered, nor an upgraded WebSocket.
-//
-// A client that sends its request promptly (any well-behaved client, with a
-// token or not) therefore always gets a slot: it is the newest connection,
-// and junk is evicted before it. Only when every slot holds a request in
-// progress is the new connection refused.
+// keep-alives, lock every real client out. Here the caps are kept without
+// turning a well-behaved client away.
 //
 // Slots are counted in three scopes: per peer address (one address cannot
 // take everything), per pool (loopback: this machine, its reverse proxy, its
@@ -31,16 +19,22 @@ import { HEAD_GRACE_MS, ParkingLot, type ParkingStats } from './parking.js';
 // `requestTimeout` for the whole request, so a chunked body that never ends
 // is cut off with 408.
 //
-// When an address holds all its slots and none of them is junk (a head
-// trickling past HEAD_GRACE_MS, or a body still arriving after it), its
-// newcomer is not let in by evicting a connection that works: it is parked
-// (parking.ts), served from there and kept at a fraction of the cost.
-// Evicting answered idle connections had a price: a client that holds
-// thousands of them and reconnects whenever one is let go makes us accept,
-// parse and answer tens of thousands of connections a second. Only when the
-// lot is full does a newcomer evict a parked idle socket, at a bounded rate
-// per address (a token bucket); past it the newcomer is closed at once,
-// before HTTP sees it.
+// An address that has used its slots gets room for a newcomer only from its
+// junk: a head still incomplete after HEAD_GRACE_MS (slowloris), else a body
+// still arriving after it, oldest first. A connection that works (answered
+// and idle, or a request just sent) is never let go for it: that is how a
+// poller sharing an address with junk lost its connection mid-request, and
+// how a client holding thousands of idle connections was made to reconnect
+// them all. When the pool or the total is full, the newcomer takes the slot
+// of the oldest evictable connection of the larger pool: a head waiting past
+// HEAD_GRACE_MS (trickling, or idle between keep-alive requests), then a body,
+// then one just arrived; never a request being answered or a WebSocket.
+//
+// A newcomer for which no room can be made is parked (parking.ts): served
+// from there and kept at a fraction of an HTTP connection's cost, before HTTP
+// sees it. Only when the lot is full does a newcomer evict a parked idle
+// socket, at a bounded rate per address (a token bucket, since each eviction
+// may come back as a reconnect); past it the newcomer is closed at once.
 
 /** Parked idle sockets one address may have evicted per second (and in one burst), once the lot is full. */
 export const IDLE_EVICTIONS_PER_SECOND = 64;
@@ -247,6 +241,8 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     }
     const admitted = roomIn(own, addressCap) && roomIn(pools[pool], poolCap) && roomInTotal();
     if (!admitted) {
+      // Every slot holds a request in progress or a WebSocket.
+      if (park(socket, address, pool)) return false;
       stats.refused++;
       socket.destroy();
       return false;

@@ -2,24 +2,14 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { isLoopbackAddress } from '../access/loopback.js';
+import type { ConnectionBridge } from './connection-bridge.js';
+import { HEAD_GRACE_MS, ParkingLot, type ParkingStats } from './parking.js';
 
 // Admission, before any request is parsed or any credential looked at. Node's
 // own `maxConnections` refuses the newest connection once the cap is reached,
 // so a thousand sockets trickling their headers, or ten thousand idle
-// keep-alives, lock every real client out. Here the cap is kept by letting
-// go of the connections that are worth least instead:
-//
-// 1. a connection that has been waiting for a complete request head for more
-//    than HEAD_GRACE_MS (trickling headers, or idle between keep-alive
-//    requests), oldest first;
-// 2. then one whose body is still arriving, oldest first;
-// 3. then a connection that has only just arrived;
-// never one whose request is being answered, nor an upgraded WebSocket.
-//
-// A client that sends its request promptly (any well-behaved client, with a
-// token or not) therefore always gets a slot: it is the newest connection,
-// and junk is evicted before it. Only when every slot holds a request in
-// progress is the new connection refused.
+// keep-alives, lock every real client out. Here the caps are kept without
+// turning a well-behaved client away.
 //
 // Slots are counted in three scopes: per peer address (one address cannot
 // take everything), per pool (loopback: this machine, its reverse proxy, its
@@ -29,26 +19,25 @@ import { isLoopbackAddress } from '../access/loopback.js';
 // `requestTimeout` for the whole request, so a chunked body that never ends
 // is cut off with 408.
 //
-// Evicting answered keep-alive connections has a price: a client that holds
-// thousands of them and reconnects whenever one is let go makes us accept,
-// parse and answer tens of thousands of connections a second, the kernel's
-// accept queue overflows, and every other client's SYN is dropped. So each
-// address whose connections are mostly answered and idle may evict them only
-// at a bounded rate (a token bucket); past it, its new connections are held in a tarpit: paused
-// before HTTP sees them (about 2 KB each instead of about 6 KB for an HTTP
-// connection), unread and unanswered, and closed after a while. A client
-// waiting there does not reconnect, so the churn stops, and other addresses
-// are admitted as before. The tarpit is bounded; beyond it the newcomer is
-// closed at once, before HTTP sees it.
+// An address that has used its slots gets room for a newcomer only from its
+// junk: a head still incomplete after HEAD_GRACE_MS (slowloris), else a body
+// still arriving after it, oldest first. A connection that works (answered
+// and idle, or a request just sent) is never let go for it: that is how a
+// poller sharing an address with junk lost its connection mid-request, and
+// how a client holding thousands of idle connections was made to reconnect
+// them all. When the pool or the total is full, the newcomer takes the slot
+// of the oldest evictable connection of the larger pool: a head waiting past
+// HEAD_GRACE_MS (trickling, or idle between keep-alive requests), then a body,
+// then one just arrived; never a request being answered or a WebSocket.
+//
+// A newcomer for which no room can be made is parked (parking.ts): served
+// from there and kept at a fraction of an HTTP connection's cost, before HTTP
+// sees it. Only when the lot is full does a newcomer evict a parked idle
+// socket, at a bounded rate per address (a token bucket, since each eviction
+// may come back as a reconnect); past it the newcomer is closed at once.
 
-/** A client on a LAN sends its request head within milliseconds of connecting. */
-const HEAD_GRACE_MS = 500;
-/** Answered idle connections one address may have evicted per second (and in one burst). */
+/** Parked idle sockets one address may have evicted per second (and in one burst), once the lot is full. */
 export const IDLE_EVICTIONS_PER_SECOND = 64;
-/** How long a tarpitted connection is held before it is closed: this, plus up to as much again (spreads reconnects). */
-const TARPIT_HOLD_MS = 10_000;
-/** Connections held in the tarpit at most, as a multiple of max_connections (256 → 8,192; ~16 MB). */
-const TARPIT_PER_CONNECTION = 32;
 
 type Stage = 'head' | 'body' | 'busy';
 type Pool = 'loopback' | 'remote';
@@ -70,17 +59,20 @@ export interface AdmissionStats {
   open: number;
   evicted: number;
   refused: number;
-  /** Connections put in the tarpit so far, and how many it holds now. */
-  tarpitted: number;
-  held: number;
+  /** The parking lot's counts. */
+  parking: ParkingStats;
 }
 
 /** How the upgrade handler tells admission that a connection became a WebSocket. */
-const upgradeMarks = new WeakMap<Duplex, () => void>();
+const upgradeMarks = new WeakMap<Duplex, () => Duplex>();
 
-/** Called for every upgrade request: its head is complete, and a WebSocket is never evicted. */
-export function markUpgraded(socket: Duplex): void {
-  upgradeMarks.get(socket)?.();
+/**
+ * Called for every upgrade request: its head is complete, and a WebSocket is
+ * never evicted. Returns the connection to upgrade: for a request that came
+ * from the parking lot, the socket itself rather than its bridge.
+ */
+export function markUpgraded(socket: Duplex): Duplex {
+  return upgradeMarks.get(socket)?.() ?? socket;
 }
 
 /** Counts and oldest-first order (with the time each entered its stage) of evictable connections within one scope. */
@@ -101,6 +93,16 @@ class Scope {
     for (const socket of this.body.keys()) return socket;
     return youngHead;
   }
+
+  /** The oldest connection that is clearly junk: a head never completed, or a body, after HEAD_GRACE_MS. */
+  oldestJunk(now: number, answered: (socket: Socket) => boolean): Socket | undefined {
+    for (const [socket, since] of this.head) {
+      if (now - since < HEAD_GRACE_MS) break;
+      if (!answered(socket)) return socket;
+    }
+    for (const [socket, since] of this.body) return now - since >= HEAD_GRACE_MS ? socket : undefined;
+    return undefined;
+  }
 }
 
 export function admitConnections(server: Server, limits: AdmissionLimits): AdmissionStats {
@@ -110,10 +112,13 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
   const total = new Scope();
   const pools: Record<Pool, Scope> = { loopback: new Scope(), remote: new Scope() };
   const byAddress = new Map<string, Scope>();
-  const stats: AdmissionStats = { open: 0, evicted: 0, refused: 0, tarpitted: 0, held: 0 };
-  const tarpitCap = limits.maxConnections * TARPIT_PER_CONNECTION;
-  /** Tarpitted sockets and when each is let go. */
-  const tarpit = new Map<Socket, number>();
+  // Bridges from the lot are HTTP connections like any other, set up by HTTP's own listeners.
+  const httpListeners = server.listeners('connection') as ((socket: Duplex) => void)[];
+  const lot = new ParkingLot(limits.maxConnections, (bridge) => {
+    upgradeMarks.set(bridge, () => lot.takeOver(bridge));
+    for (const listener of httpListeners) listener.call(server, bridge);
+  });
+  const stats: AdmissionStats = { open: 0, evicted: 0, refused: 0, parking: lot.stats };
 
   const scopesOf = (entry: Entry): Scope[] => [total, pools[entry.pool], byAddress.get(entry.address)!];
 
@@ -149,33 +154,39 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     stats.open = total.open;
   };
 
+  const evict = (victim: Socket): void => {
+    forget(victim);
+    victim.destroy();
+    stats.evicted++;
+  };
+
   /** Lets the oldest evictable connection of `scope` go; false when it has none. */
   const evictFrom = (scope: Scope): boolean => {
     const victim = scope.oldestEvictable(Date.now());
     if (!victim) return false;
-    forget(victim);
-    victim.destroy();
-    stats.evicted++;
+    evict(victim);
+    return true;
+  };
+
+  /** Lets the oldest junk connection of `scope` go; false when it has none. */
+  const evictJunkFrom = (scope: Scope): boolean => {
+    const victim = scope.oldestJunk(Date.now(), (socket) => entries.get(socket)?.answered ?? false);
+    if (!victim) return false;
+    evict(victim);
     return true;
   };
 
   const roomIn = (scope: Scope | undefined, cap: number): boolean => scope === undefined || scope.open < cap || evictFrom(scope);
 
-  /** Per address that has drawn on it lately: the answered idle connections it may still have evicted, and when that was counted. */
+  /** Per address that has drawn on it lately: the parked idle sockets it may still have evicted, and when that was counted. */
   const budgets = new Map<string, { tokens: number; at: number }>();
   let prunedAt = 0;
   const refill = (budget: { tokens: number; at: number }, now: number): void => {
     budget.tokens = Math.min(IDLE_EVICTIONS_PER_SECOND, budget.tokens + ((now - budget.at) * IDLE_EVICTIONS_PER_SECOND) / 1000);
     budget.at = now;
   };
-
-  /** Whether an address at its cap may evict its oldest evictable connection now; an answered idle one costs a token. */
-  const mayEvictOwn = (address: string, scope: Scope): boolean => {
+  const takeToken = (address: string): boolean => {
     const now = Date.now();
-    const victim = scope.oldestEvictable(now);
-    const entry = victim && entries.get(victim);
-    // Only when idle connections are most of what the address holds: a poller among slowloris junk is let go as before.
-    if (!entry || entry.stage !== 'head' || !entry.answered || scope.idle * 2 < scope.open) return true;
     if (budgets.size >= 1024 && now - prunedAt >= 1000) {
       // Many addresses: forget those whose budget is whole again (at most once a second, so a crowd costs little).
       prunedAt = now;
@@ -192,35 +203,9 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     return true;
   };
 
-  const release = (socket: Socket): void => {
-    if (!tarpit.delete(socket)) return;
-    stats.held = tarpit.size;
-    socket.destroy();
-  };
-
-  /** Holds `socket` paused and unanswered for a while; false when the tarpit is full. */
-  const hold = (socket: Socket): boolean => {
-    if (tarpit.size >= tarpitCap) return false;
-    socket.pause();
-    // pause() alone lets the stream read on up to its high-water mark (and one chunk of up to 64 KB); stop at the handle.
-    (socket as unknown as { _handle?: { readStop?: () => void } })._handle?.readStop?.();
-    socket.on('error', () => undefined);
-    socket.once('close', () => release(socket));
-    tarpit.set(socket, Date.now() + TARPIT_HOLD_MS * (1 + Math.random()));
-    stats.tarpitted++;
-    stats.held = tarpit.size;
-    if (!sweeper) sweeper = setInterval(sweep, 1000).unref();
-    return true;
-  };
-  let sweeper: NodeJS.Timeout | undefined;
-  const sweep = (): void => {
-    const now = Date.now();
-    for (const [socket, until] of tarpit) if (until <= now) release(socket);
-    if (tarpit.size === 0) {
-      clearInterval(sweeper);
-      sweeper = undefined;
-    }
-  };
+  /** Parks a newcomer of a full address; when the lot is full, in place of the idle socket parked longest, within the address's budget. */
+  const park = (socket: Socket, address: string, pool: Pool): boolean =>
+    lot.park(socket, pool) || (takeToken(address) && lot.evictIdle(pool) && lot.park(socket, pool));
 
   /** The total is full only while both pools hold at least their reserve: take from the larger. */
   const roomInTotal = (): boolean => {
@@ -230,17 +215,16 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
   };
 
   // Decided before HTTP sets a connection up: HTTP's own listeners run only for admitted ones.
-  const httpListeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   server.on('connection', (socket: Socket) => {
     if (admit(socket)) for (const listener of httpListeners) listener.call(server, socket);
   });
 
-  // Tarpitted sockets are idle by any measure: shutdown's first sweep lets them go, so close() is not held up.
+  // Parked sockets are idle by any measure: shutdown's first sweep lets them go, so close() is not held up.
   const closeIdle = server.closeIdleConnections as (() => void) | undefined;
   if (typeof closeIdle === 'function') {
     server.closeIdleConnections = function (this: Server): void {
-      for (const socket of [...tarpit.keys()]) release(socket);
+      lot.closeAll();
       closeIdle.call(this);
     };
   }
@@ -249,14 +233,16 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     const address = socket.remoteAddress ?? '';
     const pool: Pool = isLoopbackAddress(address) ? 'loopback' : 'remote';
     const own = byAddress.get(address);
-    if (own && own.open >= addressCap && !mayEvictOwn(address, own)) {
-      if (hold(socket)) return false;
+    if (own && own.open >= addressCap && !evictJunkFrom(own)) {
+      if (park(socket, address, pool)) return false;
       stats.refused++;
       socket.destroy();
       return false;
     }
     const admitted = roomIn(own, addressCap) && roomIn(pools[pool], poolCap) && roomInTotal();
     if (!admitted) {
+      // Every slot holds a request in progress or a WebSocket.
+      if (park(socket, address, pool)) return false;
       stats.refused++;
       socket.destroy();
       return false;
@@ -270,7 +256,10 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
       scope.head.set(socket, now);
     }
     stats.open = total.open;
-    upgradeMarks.set(socket, () => setStage(socket, 'busy'));
+    upgradeMarks.set(socket, () => {
+      setStage(socket, 'busy');
+      return socket;
+    });
     socket.once('close', () => forget(socket));
     return true;
   };
@@ -278,6 +267,12 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
   // Registered before the route handler's listener runs (createServer's), so
   // the stage is right before any handler awaits.
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    if (ParkingLot.isBridge(req.socket)) {
+      const bridge: ConnectionBridge = req.socket;
+      lot.requestStarted(bridge);
+      res.once('close', () => lot.requestFinished(bridge));
+      return;
+    }
     const socket = req.socket;
     const bodiless = req.headers['content-length'] === undefined || req.headers['content-length'] === '0';
     setStage(socket, bodiless && req.headers['transfer-encoding'] === undefined ? 'busy' : 'body');

@@ -57,8 +57,8 @@ export function attachWebSocket(
     });
   };
 
-  const onUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => {
-    markUpgraded(socket);
+  const onUpgrade = (req: IncomingMessage, upgraded: Duplex, head: Buffer): void => {
+    const socket = markUpgraded(upgraded);
     if (!isWebSocketPath(req.url ?? '/')) {
       socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;

@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
 import type { Server } from 'node:http';
-import { test } from 'node:test';
+import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { IDLE_EVICTIONS_PER_SECOND, admitConnections } from '../../../src/api/http/admission.js';
+import { HEAD_GRACE_MS, PARKED_PER_CONNECTION } from '../../../src/api/http/parking.js';
 
-// The pools of admission, driven with stand-in sockets so remote addresses
-// can be used: junk from the network cannot take the slots loopback clients
-// need, and junk from loopback cannot take the network's.
+// The pools of admission and the parking lot, driven with stand-in sockets so
+// remote addresses can be used: junk from the network cannot take the slots
+// loopback clients need, junk from loopback cannot take the network's, and
+// an address at its cap parks its newcomers instead of evicting working
+// connections. Requests through the lot are tested against the daemon
+// (parking.test.ts).
 
 class FakeSocket extends EventEmitter {
   destroyed = false;
@@ -38,7 +42,8 @@ function rig(maxConnections: number, maxConnectionsPerAddress = maxConnections) 
     sockets.push(socket);
     return socket;
   };
-  const open = (prefix: string) => sockets.filter((socket) => !socket.destroyed && socket.remoteAddress.startsWith(prefix)).length;
+  /** Connections of `prefix` holding a slot: open and in HTTP (parked ones are open but hold none). */
+  const open = (prefix: string) => sockets.filter((socket) => socket.http && !socket.destroyed && socket.remoteAddress.startsWith(prefix)).length;
   /** One bodiless request on `socket`, answered: the connection is then an idle keep-alive one. */
   const answer = (socket: FakeSocket): void => {
     const req = Object.assign(new EventEmitter(), { socket, headers: {} });
@@ -81,62 +86,83 @@ test('when the total is full, a newcomer evicts from the larger pool', () => {
 });
 
 test('one address is capped by max_connections_per_address', () => {
-  const { connect, open } = rig(64, 4);
+  const { connect, open, stats } = rig(64, 4);
   for (let i = 0; i < 20; i++) connect('10.9.9.9');
   assert.equal(open('10.9.9.9'), 4);
+  assert.equal(stats.parking.parked, 16, 'the rest wait in the parking lot');
   assert.equal(connect('10.1.1.1').destroyed, false);
 });
 
-test('an address evicts its answered idle connections only up to its budget; its next newcomers are held, unread, before HTTP sees them', () => {
+test('an address whose slots all hold answered idle connections: its newcomers are parked before HTTP sees them, and nothing is evicted', () => {
   const { connect, answer, stats } = rig(1024, 4);
   const first = Array.from({ length: 4 }, () => connect('10.7.7.7'));
   first.forEach(answer);
-  // Each newcomer is answered at once and goes idle, as the idle keep-alive attacker's do.
-  const later: FakeSocket[] = [];
-  for (let i = 0; i < IDLE_EVICTIONS_PER_SECOND + 50; i++) {
-    const socket = connect('10.7.7.7');
-    later.push(socket);
-    if (socket.http) answer(socket);
-  }
-  const held = later.filter((socket) => !socket.destroyed && !socket.http);
-  assert.ok(stats.evicted >= IDLE_EVICTIONS_PER_SECOND && stats.evicted <= IDLE_EVICTIONS_PER_SECOND + 2, `evicted ${stats.evicted}`);
-  assert.ok(held.length >= 48, `held ${held.length}`);
-  assert.ok(held.every((socket) => socket.paused), 'held sockets are not read');
-  assert.equal(stats.held, held.length);
-  assert.equal(stats.tarpitted, held.length);
-  assert.equal(stats.open, 4, 'held sockets take no slot');
+  const later = Array.from({ length: 100 }, () => connect('10.7.7.7'));
+  assert.ok(later.every((socket) => !socket.http && !socket.destroyed), 'parked: open, not in HTTP');
+  assert.ok(first.every((socket) => !socket.destroyed), 'the working connections stay');
+  assert.equal(stats.parking.parked, 100);
+  assert.equal(stats.evicted, 0);
   assert.equal(stats.refused, 0);
+  assert.equal(stats.open, 4, 'parked sockets take no slot');
   // Another address is admitted as before.
   const other = connect('10.8.8.8');
   assert.equal(other.http, true);
-  assert.equal(other.destroyed, false);
 });
 
-test('unanswered heads (slowloris) are evicted without drawing on the budget: a prompt client of the same address still gets in', () => {
-  const { connect, stats } = rig(1024, 4);
-  for (let i = 0; i < 10 * IDLE_EVICTIONS_PER_SECOND; i++) connect('10.7.7.7');
-  assert.equal(stats.held, 0);
-  assert.equal(stats.evicted, 10 * IDLE_EVICTIONS_PER_SECOND - 4);
+describe('with the clock', () => {
+  beforeEach(() => mock.timers.enable({ apis: ['Date', 'setInterval'], now: 1_000_000 }));
+  afterEach(() => mock.timers.reset());
+
+  test('heads still incomplete after the grace time are junk: a newcomer of the same address evicts the oldest; young ones are not evicted', () => {
+    const { connect, stats } = rig(1024, 4);
+    const trickling = Array.from({ length: 4 }, () => connect('10.7.7.7'));
+    const early = connect('10.7.7.7');
+    assert.equal(early.http, false, 'young heads may still complete: the newcomer is parked');
+    assert.equal(stats.evicted, 0);
+    mock.timers.tick(HEAD_GRACE_MS);
+    const late = connect('10.7.7.7');
+    assert.equal(late.http, true, 'admitted in place of the oldest trickling head');
+    assert.equal(trickling[0]!.destroyed, true);
+    assert.ok(trickling.slice(1).every((socket) => !socket.destroyed));
+    assert.equal(stats.evicted, 1);
+  });
+
+  test('a parked socket that sends nothing, or only part of a head, within the grace time is closed', () => {
+    const { connect, answer, stats } = rig(1024, 1);
+    answer(connect('10.7.7.7'));
+    const silent = connect('10.7.7.7');
+    const partial = connect('10.7.7.7');
+    partial.emit('data', Buffer.from('GET /rest/all HTTP/1.1\r\nHost: x\r\nX-Slow: '));
+    assert.equal(stats.parking.parked, 2);
+    mock.timers.tick(HEAD_GRACE_MS * 2);
+    assert.equal(silent.destroyed, true);
+    assert.equal(partial.destroyed, true);
+    assert.equal(stats.parking.parked, 0);
+    assert.equal(stats.parking.closedJunk, 2);
+  });
 });
 
-test('the tarpit is bounded (32 × max_connections): beyond it a newcomer is closed at once; held sockets are let go when they close or when idle connections are closed', () => {
+test(`the lot is bounded (${PARKED_PER_CONNECTION} × max_connections, three quarters per pool): when full, a newcomer takes the place of the socket idle longest, within its address's budget, else is closed at once`, () => {
   const { server, connect, answer, stats } = rig(2, 2);
-  // Remote pool cap: 3/4 of 2 = 1 slot for the address.
+  // Remote pool: one slot for the address (3/4 of 2), and 96 parked sockets (3/4 of 64 × 2).
+  const poolCap = (2 * PARKED_PER_CONNECTION * 3) / 4;
   const sockets: FakeSocket[] = [];
-  for (let i = 0; i < IDLE_EVICTIONS_PER_SECOND + 1 + 64 + 5; i++) {
+  for (let i = 0; i < 1 + poolCap + IDLE_EVICTIONS_PER_SECOND + 5; i++) {
     const socket = connect('10.7.7.7');
     sockets.push(socket);
     if (socket.http) answer(socket);
   }
-  assert.equal(stats.held, 64, 'tarpit full at 32 × 2');
-  assert.ok(stats.refused >= 4 && stats.refused <= 5, `refused ${stats.refused}`);
-  const held = sockets.filter((socket) => !socket.destroyed && !socket.http);
-  assert.equal(held.length, 64);
-  held[0]!.destroy();
-  assert.equal(stats.held, 63, 'a held socket that closes leaves the tarpit');
-  // Shutdown's first step closes idle connections: the tarpit is emptied too, and HTTP's own sweep still runs.
+  assert.equal(stats.parking.parked, poolCap);
+  assert.equal(stats.parking.evicted, IDLE_EVICTIONS_PER_SECOND);
+  assert.equal(stats.refused, 5);
+  const parked = sockets.filter((socket) => !socket.destroyed && !socket.http);
+  assert.equal(parked.length, poolCap);
+  assert.ok(sockets[1]!.destroyed, 'the socket parked first was the first to go');
+  parked[0]!.destroy();
+  assert.equal(stats.parking.parked, poolCap - 1, 'a parked socket that closes leaves the lot');
+  // Shutdown's first step closes idle connections: the lot is emptied too, and HTTP's own sweep still runs.
   server.closeIdleConnections();
-  assert.equal(stats.held, 0);
-  assert.ok(held.every((socket) => socket.destroyed));
+  assert.equal(stats.parking.parked, 0);
+  assert.ok(parked.every((socket) => socket.destroyed));
   assert.equal(server.idleClosed, 1);
 });

@@ -2,6 +2,7 @@ import { busCycleMs } from '../../devices/slave/cycle-guard.js';
 import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
 import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
 import type { OneWireBus } from '../../onewire/bus.js';
+import type { AdmissionStats } from './admission.js';
 
 // `GET /metrics`: per-bus and per-slave Modbus statistics in the Prometheus
 // text exposition format (version 0.0.4), so a line that degrades (timeouts,
@@ -12,6 +13,8 @@ export interface MetricsSource {
   readonly buses: readonly ModbusBus[];
   readonly slaves: readonly SlaveUnit[];
   readonly oneWire?: ReadonlyArray<{ bus: OneWireBus }>;
+  /** Admission and its parking lot: a connection flood shows here. */
+  readonly http?: AdmissionStats;
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -35,7 +38,7 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
   ['corruptFrames', 'corrupt_frames_total', 'Received frames dropped for a CRC or framing error.'],
 ];
 
-export function renderMetrics({ buses, slaves, oneWire = [] }: MetricsSource): string {
+export function renderMetrics({ buses, slaves, oneWire = [], http }: MetricsSource): string {
   const families: Family[] = [];
   const busStats = buses.map((bus) => ({ bus, stats: bus.stats() }));
   for (const [key, suffix, help] of TRANSACTION_COUNTERS) {
@@ -106,7 +109,31 @@ export function renderMetrics({ buses, slaves, oneWire = [] }: MetricsSource): s
     perSlave('iogate_slave_scan_interval_seconds', 'gauge', 'Configured scan period (0 = as fast as the bus allows).', (s) => s.scanPeriodMs / 1000),
   );
   families.push(...oneWireFamilies(oneWire.map(({ bus }) => bus)));
+  if (http) families.push(...httpFamilies(http));
   return families.map(renderFamily).join('');
+}
+
+function httpFamilies(http: AdmissionStats): Family[] {
+  const single = (name: string, type: Family['type'], help: string, value: number): Family => ({ name, type, help, samples: [[{}, value]] });
+  const { parking } = http;
+  return [
+    single('iogate_http_connections', 'gauge', 'HTTP connections holding a slot (parked ones hold none).', http.open),
+    single('iogate_http_evicted_total', 'counter', 'Connections let go to make room for a newcomer.', http.evicted),
+    single('iogate_http_refused_total', 'counter', 'Connections closed on arrival: no slot, and no room in the parking lot.', http.refused),
+    single('iogate_http_parked_connections', 'gauge', 'Connections waiting in the parking lot.', parking.parked),
+    single('iogate_http_parked_total', 'counter', 'Connections parked: their address, or every slot, was taken by connections that work.', parking.parkedTotal),
+    single('iogate_http_parked_requests_total', 'counter', 'Requests of parked connections carried into HTTP.', parking.requests),
+    {
+      name: 'iogate_http_parked_closed_total',
+      type: 'counter',
+      help: 'Parked connections closed by iogate: junk (no complete request head in time), idle (kept long enough), evicted (for a newcomer, the lot being full).',
+      samples: [
+        [{ reason: 'junk' }, parking.closedJunk],
+        [{ reason: 'idle' }, parking.closedIdle],
+        [{ reason: 'evicted' }, parking.evicted],
+      ],
+    },
+  ];
 }
 
 function oneWireFamilies(buses: readonly OneWireBus[]): Family[] {
@@ -128,7 +155,10 @@ function oneWireFamilies(buses: readonly OneWireBus[]): Family[] {
 
 function renderFamily({ name, type, help, samples }: Family): string {
   let text = `# HELP ${name} ${help}\n# TYPE ${name} ${type}\n`;
-  for (const [labels, value] of samples) text += `${name}{${renderLabels(labels)}} ${value}\n`;
+  for (const [labels, value] of samples) {
+    const rendered = renderLabels(labels);
+    text += rendered === '' ? `${name} ${value}\n` : `${name}{${rendered}} ${value}\n`;
+  }
   return text;
 }
 

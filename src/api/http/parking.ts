@@ -63,9 +63,10 @@ export interface ParkingStats {
   /** Sockets in the lot now, and parked so far. */
   parked: number;
   parkedTotal: number;
-  /** Bridges open now (requests of parked sockets in HTTP), and opened so far. */
+  /** Bridges open now (parked sockets in HTTP), opened so far, and the requests they carried. */
   bridges: number;
   bridged: number;
+  requests: number;
   /** Parked sockets closed: heads that never completed, idle ones past their time, and ones evicted for a newcomer. */
   closedJunk: number;
   closedIdle: number;
@@ -73,7 +74,7 @@ export interface ParkingStats {
 }
 
 export class ParkingLot {
-  readonly stats: ParkingStats = { parked: 0, parkedTotal: 0, bridges: 0, bridged: 0, closedJunk: 0, closedIdle: 0, evicted: 0 };
+  readonly stats: ParkingStats = { parked: 0, parkedTotal: 0, bridges: 0, bridged: 0, requests: 0, closedJunk: 0, closedIdle: 0, evicted: 0 };
   /** Per pool, in the order each last became idle: the first is the one idle longest. */
   private readonly pools: Record<Pool, Map<Socket, Parked>> = { loopback: new Map(), remote: new Map() };
   private readonly byBridge = new Map<ConnectionBridge, Parked>();
@@ -158,6 +159,7 @@ export class ParkingLot {
   requestStarted(bridge: ConnectionBridge): void {
     bridge.inFlight++;
     bridge.begun = false;
+    this.stats.requests++;
   }
 
   requestFinished(bridge: ConnectionBridge): void {

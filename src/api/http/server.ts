@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { RequestError } from '../../errors.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
-import { admitConnections } from './admission.js';
+import { admitConnections, type AdmissionStats } from './admission.js';
 import { handleBulk } from './bulk.js';
 import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
 import type { ApiGuards } from '../access/guards.js';
@@ -35,7 +35,7 @@ export function createHttpServer(ctx: HttpContext): Server {
     },
     (req, res) => {
       try {
-        route(ctx, req, res);
+        route(ctx, req, res, admission);
       } catch (error) {
         sendError(res, error, error instanceof RequestError && error.status === 401 ? CHALLENGE_HEADERS : undefined);
       }
@@ -43,13 +43,14 @@ export function createHttpServer(ctx: HttpContext): Server {
   );
   // Not server.maxConnections: that turns the newest client away, however
   // well it behaves; admission lets the connections worth least go instead.
-  admitConnections(server, limits);
+  // Requests (and so the handler above, which reads this) come only once the server listens.
+  const admission = admitConnections(server, limits);
   // An idle keep-alive connection holds one of maxConnections; free it soon.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;
 }
 
-function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): void {
+function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admission: AdmissionStats | undefined): void {
   const corsHeaders = ctx.cors.replyHeaders(req.headers.origin);
   if (corsHeaders !== undefined) useReplyHeaders(res, corsHeaders);
   const misdirected = ctx.host(req);
@@ -89,7 +90,7 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse): voi
     case 'metrics': {
       if (segments.length !== 1 || !ctx.metrics) break;
       if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
-      const body = renderMetrics(ctx.metrics);
+      const body = renderMetrics({ ...ctx.metrics, http: admission });
       res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) });
       res.end(body);
       return;

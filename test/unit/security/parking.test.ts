@@ -101,7 +101,16 @@ describe('parked connections', () => {
 
   const holdersStillOpen = (): void => assert.ok(holders.every((holder) => !holder.closed), 'no slot holder was evicted');
 
+  /** One counter or gauge of `GET /metrics` (asked on a connection of its own: parked too). */
+  const metric = async (name: string): Promise<number> => {
+    const text = (await httpCall(daemon.baseUrl, '/metrics')).text;
+    const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+    assert.ok(match, `${name} in /metrics`);
+    return Number(match[1]);
+  };
+
   test('a newcomer is answered, and answered again on the same connection (keep-alive)', async () => {
+    const requestsBefore = await metric('iogate_http_parked_requests_total');
     const parked = await RawClient.open(port);
     const direct = await httpCall(daemon.baseUrl, '/rest/di/1_01');
     for (let i = 0; i < 3; i++) {
@@ -113,6 +122,10 @@ describe('parked connections', () => {
     assert.equal(parked.closed, false, 'the parked connection stays open between requests');
     parked.socket.destroy();
     holdersStillOpen();
+    // Counted as parked: this one, httpCall's connections and the metrics requests.
+    assert.ok((await metric('iogate_http_parked_requests_total')) >= requestsBefore + 3 + 1);
+    assert.equal(await metric('iogate_http_connections'), PER_ADDRESS, 'the holders keep the slots');
+    assert.equal(await metric('iogate_http_evicted_total'), 0);
   });
 
   test('a write with a body is applied and confirmed', async () => {

@@ -519,7 +519,8 @@ export class ModbusBus {
     job.sentAt = performance.now();
     // Input reads jump the queue: they are charged their line time but do not move the fair-queuing clock.
     if (job.priority === 'poll') this.virtualTime = Math.max(this.virtualTime, job.start);
-    this.lastSentWrite = job.priority === 'write';
+    // An input read in between does not give writes another turn ahead of a waiting poll.
+    if (job.priority !== 'input') this.lastSentWrite = job.priority === 'write';
     this.lastSentInput = job.priority === 'input';
     if (job.priority === 'write') {
       this.lastWriteUnit = job.unit;

@@ -138,8 +138,8 @@ export function freePort() {
 }
 
 /** Starts the daemon with `config` on `port`; collects its stats lines as they come. */
-export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions() } = {}) {
-  const child = spawn(process.execPath, [...nodeOptions, BUNDLE, '--config', config, '--port', String(port)], {
+export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE } = {}) {
+  const child = spawn(process.execPath, [...nodeOptions, bundle, '--config', config, '--port', String(port)], {
     env: { ...process.env, ...serviceEnvironment(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

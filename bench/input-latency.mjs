@@ -25,6 +25,7 @@
 //   BENCH_SAMPLES    flips per client count and run (default 300)
 //   BENCH_RUNS       runs, each over every client count (default 3)
 //   BENCH_OUT        results file name in bench/results (default input-latency)
+//   BENCH_BUNDLE     the daemon bundle to run (default dist/iogate.js; to compare builds)
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -39,6 +40,7 @@ const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,100').split(',').map(Number);
 const SAMPLES = positive('BENCH_SAMPLES', 300);
 const RUNS = positive('BENCH_RUNS', 3);
 const OUT = process.env.BENCH_OUT ?? 'input-latency';
+const DAEMON = process.env.BENCH_BUNDLE ?? BUNDLE;
 const SCAN_HZ = 50;
 // DI 1_01 of the brain board: unit 1 on the first simulator, bit 0 of holding register 0.
 const INPUT = { unit: 1, register: 0, bit: 0, marker: (value) => `"dev":"di","circuit":"1_01","value":${value},` };
@@ -80,7 +82,7 @@ comm_channels:
 `,
   );
   const port = await freePort();
-  const daemon = spawnDaemon(config, port);
+  const daemon = spawnDaemon(config, port, { bundle: DAEMON });
   children.add(daemon.child);
   await waitForAnswer(port, '/rest/di/1_01', daemon.child);
   const clients = fork(fileURLToPath(import.meta.url), ['--clients'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
@@ -143,7 +145,7 @@ comm_channels:
   }
   clients.kill();
   await Promise.all([stop(daemon.child), stop(simA.child), stop(simB.child)]);
-  const report = { date, node: process.version, nodeOptions: serviceNodeOptions().join(' '), inputHz: INPUT_HZ, scanHz: SCAN_HZ, samples: SAMPLES, loadBefore, loadAfter: loadavg()[0], runs };
+  const report = { date, bundle: DAEMON, node: process.version, nodeOptions: serviceNodeOptions().join(' '), inputHz: INPUT_HZ, scanHz: SCAN_HZ, samples: SAMPLES, loadBefore, loadAfter: loadavg()[0], runs };
   writeFileSync(join(RESULTS, `${OUT}.json`), JSON.stringify(report, null, 2) + '\n');
   writeFileSync(join(RESULTS, `${OUT}.md`), markdown(report));
   process.stdout.write(markdown(report));
@@ -156,7 +158,7 @@ function markdown(r) {
   );
   return `# Input change → WebSocket clients
 
-${r.date} · Node ${r.node} \`${r.nodeOptions}\` · ${r.scanHz} Hz scans, ${r.inputHz ? `\`input_scan_frequency: ${r.inputHz}\`` : 'no input reads'} · ${r.samples} flips per row · load average ${fmt(r.loadBefore, 2)} before, ${fmt(r.loadAfter, 2)} after
+${r.date} · \`${r.bundle}\` · Node ${r.node} \`${r.nodeOptions}\` · ${r.scanHz} Hz scans, ${r.inputHz ? `\`input_scan_frequency: ${r.inputHz}\`` : 'no input reads'} · ${r.samples} flips per row · load average ${fmt(r.loadBefore, 2)} before, ${fmt(r.loadAfter, 2)} after
 
 From the simulator's register write to each client's message handler (CLOCK_MONOTONIC in both processes). Daemon, simulators, clients and this bench each in their own process. Times in ms, p50 / p99.
 

@@ -367,6 +367,8 @@ async function runClients() {
     const parts = [];
     let first = 0;
     let handling = 0;
+    // Messages that arrive before the flip request returns are kept and timed once it has.
+    const early = [];
     const arrive = (at) => {
       latencies.push(at - changedAt);
       if (arrived === 0) first = at - changedAt;
@@ -387,8 +389,6 @@ async function runClients() {
       });
     }
     let value = Number(await readInput(control, input));
-    // Messages that arrive before the flip request returns are kept and timed once it has.
-    let early = [];
     for (let i = 0; i < samples; i++) {
       // A random phase against the scan grid, so the wait for the next scan is sampled evenly.
       await sleep(Math.random() * periodMs);

@@ -17,8 +17,10 @@ import { RepeatSummary } from '../repeat-summary.js';
 // are short, keep their rate.
 // Input reads (`input_scan_frequency`) are polls that go ahead of the other
 // polls and of writes: each is queued only when due, at most one per slave at
-// a time, and waiting behind another slave's scan is what stretched their
-// latency. They never go twice in a row while anything else waits, so
+// a time, and as ordinary polls they waited behind every other slave's
+// queued poll (on RS485 several ms each; the fair queuing even ranks the
+// slave with fast inputs last, having charged it for their line time). They
+// never go twice in a row while anything else waits, so
 // however fast they are asked for, scans and writes keep at least every
 // other turn on the line. Their line time is charged to their slave like a
 // poll's.

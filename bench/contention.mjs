@@ -7,7 +7,9 @@
 // measures both on the same routes:
 //   - GET /rest/do/1_01 and GET /rest/all with wrk;
 //   - change → WebSocket client: an input flipped on the simulated board
-//     (through its control endpoint) until each of N clients has the push.
+//     (through its control endpoint) until each of N clients has the push,
+//     timed from the simulator's register write (its reply carries the time,
+//     on the monotonic clock all processes share) to each client's handler.
 //     The bare server polls that input's register at the same rate and
 //     pushes a fixed device JSON, so it is the floor for the same scan period.
 // first on a quiet machine (one round), then while BENCH_BURNERS busy
@@ -315,7 +317,7 @@ function markdown(r) {
 
 ${m.date} · Node ${m.node} \`${m.nodeOptions}\` · ${m.cores} × ${m.cpu} · ${m.wrk} \`${m.wrkArgs}\` · ${m.burners} busy processes · medians of ${m.rounds} alternating rounds · load average ${fmt(m.loadAverageBefore, 2)} before, ${fmt(m.loadAverageAfter, 2)} after
 
-Daemon: \`dist/iogate.js\`, ${r.devices} devices on five simulated boards behind two \`iogate-sim\` Modbus TCP slaves on loopback, ${SCAN_HZ} Hz scans${m.inputHz ? `, \`input_scan_frequency: ${m.inputHz}\` on the board whose input flips` : ''}. Bare server: \`bench/bare-server.mjs\` (same reply bytes; for changes it polls the input's register at ${m.inputHz || SCAN_HZ} Hz and pushes one fixed device JSON). Change → client: ${m.samples} input flips, ${m.wsClients} clients in one other process, from the flip request to each client's message.
+Daemon: \`dist/iogate.js\`, ${r.devices} devices on five simulated boards behind two \`iogate-sim\` Modbus TCP slaves on loopback, ${SCAN_HZ} Hz scans${m.inputHz ? `, \`input_scan_frequency: ${m.inputHz}\` on the board whose input flips` : ''}. Bare server: \`bench/bare-server.mjs\` (same reply bytes; for changes it polls the input's register at ${m.inputHz || SCAN_HZ} Hz and pushes one fixed device JSON). Change → client: ${m.samples} input flips, ${m.wsClients} clients in one other process, from the simulator's register write to each client's message handler.
 
 ${rows.join('\n')}
 
@@ -344,7 +346,8 @@ function messageQueue(child) {
  */
 async function runClients() {
   const { default: WebSocket } = await import('ws');
-  const now = () => performance.now();
+  // CLOCK_MONOTONIC in ms, the clock of the simulator's write stamps too.
+  const now = () => Number(process.hrtime.bigint()) / 1e6;
   process.on('message', async ({ url, control, clients, samples, input, periodMs }) => {
     const sockets = await Promise.all(
       Array.from({ length: clients }, async () => {
@@ -358,11 +361,19 @@ async function runClients() {
     let arrived = 0;
     let done;
     const latencies = [];
-    // Per flip: the control request's round trip, the first and the last client's latency, and the
-    // time this process spent in the message handlers meanwhile (parsing: part of first → last).
+    // Per flip: the control request's round trip (not part of the latency), the first and the last
+    // client's latency, and the time this process spent in the message handlers meanwhile (parsing:
+    // part of first → last).
     const parts = [];
     let first = 0;
     let handling = 0;
+    // Messages that arrive before the flip request returns are kept and timed once it has.
+    const early = [];
+    const arrive = (at) => {
+      latencies.push(at - changedAt);
+      if (arrived === 0) first = at - changedAt;
+      if (++arrived === clients) done(at - changedAt);
+    };
     for (const ws of sockets) {
       ws.on('message', (data) => {
         const at = now();
@@ -370,9 +381,11 @@ async function runClients() {
         const device = JSON.parse(data).find?.((item) => item.dev === input.dev && item.circuit === input.circuit);
         handling += now() - at;
         if (device?.value !== expected) return;
-        latencies.push(at - changedAt);
-        if (arrived === 0) first = at - changedAt;
-        if (++arrived === clients) done(at - changedAt);
+        if (changedAt === 0) {
+          early.push(at);
+          return;
+        }
+        arrive(at);
       });
     }
     let value = Number(await readInput(control, input));
@@ -384,9 +397,11 @@ async function runClients() {
       arrived = 0;
       const all = new Promise((resolve) => (done = resolve));
       handling = 0;
-      changedAt = now();
-      await setInput(control, input, value);
-      const request = now() - changedAt;
+      changedAt = 0;
+      const requestedAt = now();
+      changedAt = await setInput(control, input, value);
+      const request = now() - requestedAt;
+      for (const at of early.splice(0).sort((a, b) => a - b)) arrive(at);
       const last = await all;
       expected = undefined;
       parts.push({ request, first, firstToLast: last - first, clientHandlers: handling });
@@ -408,4 +423,6 @@ async function setInput(control, { unit, register, bit }, value) {
     body: JSON.stringify({ unit, space: 'holding', address: register, values: [value << bit] }),
   });
   if (!response.ok) throw new Error(`simulator control: ${response.status} ${await response.text()}`);
+  // When the simulator set the register, in ms on CLOCK_MONOTONIC.
+  return Number(BigInt((await response.json()).at)) / 1e6;
 }

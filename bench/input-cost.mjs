@@ -2,27 +2,36 @@
 //
 //   node bench/input-cost.mjs        (after node build.mjs)
 //
-// Two daemons run side by side on the same loopback Modbus TCP simulator
-// (a Neuron brain board 00 and an E-16DI14DI board 0A, 50 Hz scans): one
-// reads the brain board's input block at BENCH_INPUT_HZ (default 200) on top
-// of the scan, the other does not. Their CPU time is read from /proc over
-// the same BENCH_DURATION seconds (default 30), so other work on the machine
-// weighs on both alike; the difference is the option's cost. The reads the
-// simulator served say whether the planned rate was kept.
+// Daemons run side by side, each on its own loopback Modbus TCP simulator (a
+// Neuron brain board 00 and an E-16DI14DI board 0A, 50 Hz scans): one reads
+// only by its scan, the others also read the brain board's input block at
+// each rate of BENCH_INPUT_HZ (comma-separated, default 200,500,1000). Their
+// CPU time (utime + stime from /proc/<pid>/stat) is read over the same
+// BENCH_DURATION seconds (default 30), so other work on the machine weighs on
+// all alike; the difference to the scan-only daemon is the option's cost. The
+// reads each simulator served say whether the planned rate was kept.
+// For scale, bench/bare-server.mjs polls one register of its own simulator at
+// each rate too (a fixed-rate timer and one hand-made request at a time, no
+// daemon around it): the least a Node process pays for those reads.
+// CPU is given twice: utime + stime from /proc/<pid>/stat (clock ticks), and
+// the scheduler's run time of all threads (/proc/<pid>/task/*/schedstat, ns).
+// BENCH_REPEAT (default 2) repeats the measurement with the same processes.
 import { writeFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuSeconds, fmt, freePort, log, positive, spawnDaemon, spawnSim, stop, waitForAnswer } from './common.mjs';
+import { cpuSeconds, fmt, freePort, log, positive, runSeconds, spawnBare, spawnDaemon, spawnSim, stop, waitForAnswer } from './common.mjs';
 
 const DURATION_S = positive('BENCH_DURATION', 30);
-const INPUT_HZ = positive('BENCH_INPUT_HZ', 200);
+const RATES = (process.env.BENCH_INPUT_HZ ?? '200,500,1000').split(',').map(Number);
+const REPEAT = positive('BENCH_REPEAT', 2);
+if (RATES.some((hz) => !(hz > 0 && hz <= 1000))) throw new Error('BENCH_INPUT_HZ: rates between 1 and 1000 Hz, comma-separated');
 
-const sim = await spawnSim([['00', 1], ['0A', 2]]);
 const work = mkdtempSync(join(tmpdir(), 'iogate-input-cost-'));
-const daemons = [];
-process.on('exit', () => [sim.child, ...daemons.map((daemon) => daemon.child)].forEach((child) => child.kill()));
-for (const inputHz of [0, INPUT_HZ]) {
+const processes = [];
+process.on('exit', () => processes.forEach(({ child, sim }) => [child, sim.child].forEach((process) => process.kill())));
+for (const inputHz of [0, ...RATES]) {
+  const sim = await spawnSim([['00', 1], ['0A', 2]]);
   const config = join(work, `config-${inputHz}.yaml`);
   const fast = inputHz > 0 ? `, input_scan_frequency: ${inputHz}` : '';
   writeFileSync(
@@ -31,24 +40,41 @@ for (const inputHz of [0, INPUT_HZ]) {
   );
   const port = await freePort();
   const { child } = spawnDaemon(config, port);
+  processes.push({ label: inputHz ? `iogate + input_scan_frequency: ${inputHz} on the brain board` : 'iogate, scan only', base: 0, child, sim });
   await waitForAnswer(port, '/rest/di/1_01', child);
-  daemons.push({ inputHz, child });
 }
-await sleep(2000);
-const requests = async () => (await (await fetch(`${sim.controlUrl}/stats`)).json())['1'].requests;
-const before = daemons.map((daemon) => cpuSeconds(daemon.child.pid));
-const servedBefore = await requests();
-const from = performance.now();
-log(`measuring ${DURATION_S} s`);
-await sleep(DURATION_S * 1000);
-const seconds = (performance.now() - from) / 1000;
-const used = daemons.map((daemon, i) => ((cpuSeconds(daemon.child.pid) - before[i]) / seconds) * 100);
-const servedPerSecond = ((await requests()) - servedBefore) / seconds;
-await Promise.all([stop(sim.child), ...daemons.map((daemon) => stop(daemon.child))]);
+for (const inputHz of RATES) {
+  const sim = await spawnSim([['00', 1]]);
+  const replies = join(work, `bare-${inputHz}.json`);
+  writeFileSync(replies, JSON.stringify({ events: { modbusPort: sim.tcpPort, unit: 1, register: 0, bit: 0, hz: inputHz, device: {} } }));
+  const child = await spawnBare(await freePort(), replies);
+  processes.push({ label: `bare poller, one register at ${inputHz} Hz`, base: undefined, child, sim });
+}
+// Past start-up and the first compilations.
+await sleep(10_000);
+const requests = async (sim) => (await (await fetch(`${sim.controlUrl}/stats`)).json())['1'].requests;
+const runs = [];
+for (let repeat = 0; repeat < REPEAT; repeat++) {
+  const load = loadavg()[0];
+  const before = processes.map(({ child }) => ({ stat: cpuSeconds(child.pid), run: runSeconds(child.pid) }));
+  const servedBefore = await Promise.all(processes.map(({ sim }) => requests(sim)));
+  const from = performance.now();
+  log(`measuring ${DURATION_S} s (load average ${fmt(load, 2)})`);
+  await sleep(DURATION_S * 1000);
+  const seconds = (performance.now() - from) / 1000;
+  const stat = processes.map(({ child }, i) => ((cpuSeconds(child.pid) - before[i].stat) / seconds) * 100);
+  const run = processes.map(({ child }, i) => ((runSeconds(child.pid) - before[i].run) / seconds) * 100);
+  const served = (await Promise.all(processes.map(({ sim }) => requests(sim)))).map((count, i) => (count - servedBefore[i]) / seconds);
+  runs.push({ load, stat, run, served });
+}
+const loadAfter = loadavg()[0];
+await Promise.all(processes.flatMap(({ child, sim }) => [stop(sim.child), stop(child)]));
 
-console.log(`\n${DURATION_S} s side by side, Modbus TCP on loopback, 50 Hz scans\n`);
-console.log('| daemon | CPU, % of a core |');
-console.log('| --- | ---: |');
-console.log(`| scan only | ${fmt(used[0], 2)} |`);
-console.log(`| + input_scan_frequency: ${INPUT_HZ} on the brain board | ${fmt(used[1], 2)} |`);
-console.log(`\nCost: ${fmt(used[1] - used[0], 2)} % of a core for ${INPUT_HZ} extra reads/s (the brain board served ${fmt(servedPerSecond)} requests/s to both daemons together).`);
+const cells = (values, digits = 2) => values.map((value) => fmt(value, digits)).join(', ');
+console.log(`\n${new Date().toISOString()}: ${DURATION_S} s side by side, ${REPEAT} run(s), Modbus TCP on loopback, 50 Hz scans; load average ${cells(runs.map((run) => run.load))}, ${fmt(loadAfter, 2)} after\n`);
+console.log('| process | CPU (/proc stat), % of a core | cost | CPU (schedstat), % of a core | cost | requests/s its (brain) board served |');
+console.log('| --- | ---: | ---: | ---: | ---: | ---: |');
+processes.forEach(({ label, base }, i) => {
+  const cost = (key) => (base === undefined || i === base ? '–' : cells(runs.map((run) => run[key][i] - run[key][base])));
+  console.log(`| ${label} | ${cells(runs.map((run) => run.stat[i]))} | ${cost('stat')} | ${cells(runs.map((run) => run.run[i]))} | ${cost('run')} | ${cells(runs.map((run) => run.served[i]), 0)} |`);
+});

@@ -15,6 +15,15 @@ import { RepeatSummary } from '../repeat-summary.js';
 // slave whose requests end in timeouts is charged the time they took, so
 // when the line is full it waits while its neighbours, whose transactions
 // are short, keep their rate.
+// Input reads (`input_scan_frequency`) are polls that go ahead of the other
+// polls and of writes: each is queued only when due, at most one per slave at
+// a time, and as ordinary polls they waited behind every other slave's
+// queued poll (on RS485 several ms each; the fair queuing even ranks the
+// slave with fast inputs last, having charged it for their line time). They
+// never go twice in a row while anything else waits, so
+// however fast they are asked for, scans and writes keep at least every
+// other turn on the line. Their line time is charged to their slave like a
+// poll's.
 //
 // Every request has a deadline across its queueing and retries, and may carry
 // its client's abort signal: a request whose deadline passed or whose client
@@ -24,7 +33,8 @@ import { RepeatSummary } from '../repeat-summary.js';
 // (within their deadline), and only the request that was on the wire is
 // charged to its slave.
 
-export type Priority = 'write' | 'poll';
+/** `input`: a poll of digital input values that goes ahead of the others (see above). */
+export type Priority = 'write' | 'poll' | 'input';
 
 export interface BusOptions {
   name: string;
@@ -101,6 +111,8 @@ export class ModbusBus {
   private current: { job: Job; key: number; timer: NodeJS.Timeout; corruptBefore: number } | undefined;
   /** Whether the transaction sent last was a write; the next waiting poll then goes first. */
   private lastSentWrite = false;
+  /** Whether the transaction sent last was an input read; anything else waiting then goes first. */
+  private lastSentInput = false;
   /** Unit of the write sent last, so writes to different slaves take turns. */
   private lastWriteUnit = -1;
   /** Units that got a write while one of their polls waited: their next write waits for that poll. */
@@ -448,19 +460,38 @@ export class ModbusBus {
     this.unitFinish.set(job.unit, job.start + (performance.now() - job.sentAt));
   }
 
-  /** The waiting poll with the earliest start tag (the first queued among equals). */
+  /** The waiting poll other than an input read with the earliest start tag (the first queued among equals). */
   private nextPoll(): Job | undefined {
-    if (this.polls.length === 0) return undefined;
-    let best = 0;
-    for (let i = 1; i < this.polls.length; i++) if (this.polls[i]!.start < this.polls[best]!.start) best = i;
-    return this.polls.splice(best, 1)[0];
+    let best = -1;
+    for (let i = 0; i < this.polls.length; i++) {
+      const job = this.polls[i]!;
+      if (job.priority !== 'input' && (best < 0 || job.start < this.polls[best]!.start)) best = i;
+    }
+    return best < 0 ? undefined : this.polls.splice(best, 1)[0];
+  }
+
+  /** The input read queued first, if one waits. */
+  private nextInput(): Job | undefined {
+    const index = this.polls.findIndex((job) => job.priority === 'input');
+    return index < 0 ? undefined : this.polls.splice(index, 1)[0];
+  }
+
+  /** An input read may go now: one waits, and the last transaction was not one or nothing else waits. */
+  private inputsTurn(): boolean {
+    if (!this.lastSentInput) return true;
+    return this.writes.length === 0 && this.polls.every((job) => job.priority === 'input');
   }
 
   private nextJob(): Job | undefined {
     const now = performance.now();
     for (;;) {
       const pollsTurn = this.lastSentWrite && this.polls.length > 0;
-      const job = (pollsTurn ? this.nextPoll() : this.nextWrite()) ?? this.nextPoll() ?? this.nextWrite();
+      const job =
+        (this.inputsTurn() ? this.nextInput() : undefined) ??
+        (pollsTurn ? this.nextPoll() : this.nextWrite()) ??
+        this.nextPoll() ??
+        this.nextWrite() ??
+        this.nextInput();
       if (!job || this.stillWanted(job, now)) return job;
     }
   }
@@ -488,8 +519,11 @@ export class ModbusBus {
     this.current = { job, key, timer, corruptBefore: this.framing.corruptFrames() };
     job.sent = true;
     job.sentAt = performance.now();
+    // Input reads jump the queue: they are charged their line time but do not move the fair-queuing clock.
     if (job.priority === 'poll') this.virtualTime = Math.max(this.virtualTime, job.start);
-    this.lastSentWrite = job.priority === 'write';
+    // An input read in between does not give writes another turn ahead of a waiting poll.
+    if (job.priority !== 'input') this.lastSentWrite = job.priority === 'write';
+    this.lastSentInput = job.priority === 'input';
     if (job.priority === 'write') {
       this.lastWriteUnit = job.unit;
       if (this.polls.some((poll) => poll.unit === job.unit)) this.pollOwed.add(job.unit);

@@ -4,8 +4,12 @@ import type { SimulatedBoard } from './simulated-board.js';
 // A small HTTP side door into a running simulator, so tests can look at what
 // a master wrote and drive inputs the master should see:
 //   GET  /registers?unit=1&space=holding&address=0&count=4  → {"values":[…]}
-//   POST /registers {"unit":1,"space":"holding","address":0,"values":[…]}
+//   POST /registers {"unit":1,"space":"holding","address":0,"values":[…]} → {"ok":true,"at":"<ns>"}
+//   GET  /changes?unit=1                                     → {"at":"<ns>","readAt":"<ns>"|null}
 //   GET  /stats                                              → {"1":{"requests":N},…}
+// `at` is when the POST set the registers, `readAt` when the master first read
+// one of them after that, both in ns on process.hrtime.bigint()'s monotonic
+// clock (CLOCK_MONOTONIC, the same in every process of the machine).
 
 type Space = 'holding' | 'input';
 
@@ -24,6 +28,10 @@ async function handle(boards: ReadonlyMap<number, SimulatedBoard>, req: Incoming
   if (url.pathname === '/stats' && req.method === 'GET') {
     return Object.fromEntries([...boards].map(([unit, board]) => [unit, { requests: board.requests }]));
   }
+  if (url.pathname === '/changes' && req.method === 'GET') {
+    const change = boardOf(boards, url.searchParams.get('unit')).lastChange();
+    return { at: change?.at.toString() ?? null, readAt: change?.readAt?.toString() ?? null };
+  }
   if (url.pathname !== '/registers') throw new BadRequest(`no such resource: ${url.pathname}`);
   if (req.method === 'GET') {
     const q = url.searchParams;
@@ -39,8 +47,9 @@ async function handle(boards: ReadonlyMap<number, SimulatedBoard>, req: Incoming
     const space = spaceOf(body.space ?? 'holding');
     const address = integer(body.address, 'address');
     if (!Array.isArray(body.values)) throw new BadRequest('values must be an array of register values');
-    body.values.forEach((value, i) => board.set(space, address + i, integer(value, 'value') & 0xffff));
-    return { ok: true };
+    const values = body.values.map((value) => integer(value, 'value') & 0xffff);
+    values.forEach((value, i) => board.set(space, address + i, value));
+    return { ok: true, at: board.markChanged(space, address, values.length).toString() };
   }
   throw new BadRequest(`${req.method} not allowed`);
 }

@@ -26,6 +26,13 @@ export class SimulatedBoard implements SlaveStore {
    */
   reads = 0;
   writes = 0;
+  /**
+   * The last change made from outside (the control endpoint) and when the
+   * master first read it back, on the monotonic clock every process of the
+   * machine shares (process.hrtime.bigint()), so a benchmark can time a
+   * change from the register write rather than from its own request.
+   */
+  private change: { space: Space; from: number; to: number; at: bigint; readAt: bigint | undefined } | undefined;
 
   /** Every request served. */
   get requests(): number {
@@ -58,8 +65,24 @@ export class SimulatedBoard implements SlaveStore {
     this.registers.holding[address] = on ? word | (1 << bit) : word & ~(1 << bit);
   }
 
+  /** Note registers just set from outside; returns the moment (ns, monotonic clock). */
+  markChanged(space: Space, address: number, count: number): bigint {
+    const at = process.hrtime.bigint();
+    this.change = { space, from: address, to: address + count, at, readAt: undefined };
+    return at;
+  }
+
+  /** The last outside change and the first read covering it (ns, monotonic clock), if any. */
+  lastChange(): { at: bigint; readAt: bigint | undefined } | undefined {
+    return this.change && { at: this.change.at, readAt: this.change.readAt };
+  }
+
   readRegisters(space: Space, address: number, quantity: number): number[] | undefined {
     this.reads++;
+    const change = this.change;
+    if (change && change.readAt === undefined && change.space === space && address < change.to && address + quantity > change.from) {
+      change.readAt = process.hrtime.bigint();
+    }
     if (!this.allPresent(space, address, quantity)) return undefined;
     return Array.from(this.registers[space].subarray(address, address + quantity));
   }

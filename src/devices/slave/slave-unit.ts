@@ -291,12 +291,12 @@ export class SlaveUnit {
    * Read some blocks between scans (`input_scan_frequency`), re-decode the
    * devices they feed and report changes. One attempt each: the next read is
    * a few ms away, and failures are the scans' business (they count them and
-   * decide the slave's state).
+   * decide the slave's state). They go ahead of other polls on the bus.
    */
   async readBlocks(indices: readonly number[]): Promise<void> {
     const changed = new Set<Device>();
     try {
-      for (const index of indices) this.storeBlock(index, await this.request(this.blockRead(index), 'poll', 0), changed);
+      for (const index of indices) this.storeBlock(index, await this.request(this.blockRead(index), 'input', 0), changed);
     } catch {
       // Counted in stats by request(); the next scan or read tries again.
     }

@@ -138,6 +138,59 @@ test('writes to different slaves take turns, and a slave that got a write has it
   await bus.stop();
 });
 
+test('an input read goes ahead of queued polls and writes, but never twice in a row while others wait', async () => {
+  const line = new FaultyLine([
+    { unit: 1, model: brain00 },
+    { unit: 2, model: brain00 },
+  ]);
+  const bus = await connectedBus(line);
+  const order: string[] = [];
+  const track = (label: string, promise: Promise<unknown>) => promise.then(() => order.push(label));
+  const all = [
+    track('poll2-on-the-wire', bus.request(2, POLL, 'poll')),
+    track('poll2', bus.request(2, POLL, 'poll')),
+    track('write1', bus.request(1, write(0), 'write')),
+    track('input1', bus.request(1, POLL, 'input')),
+    track('input2', bus.request(2, POLL, 'input')),
+  ];
+  await Promise.all(all);
+  // As ordinary polls the input reads went last: poll2-on-the-wire, write1, poll2, input1, input2.
+  assert.deepEqual(order, ['poll2-on-the-wire', 'input1', 'write1', 'input2', 'poll2']);
+  assert.equal(line.heard.get(1)! + line.heard.get(2)!, 5);
+  await bus.stop();
+});
+
+test('input reads asked for back to back leave every other turn to the scans', async () => {
+  const line = new FaultyLine([{ unit: 1, model: brain00 }]);
+  const bus = await connectedBus(line);
+  const order: string[] = [];
+  const track = (label: string, promise: Promise<unknown>) => promise.then(() => order.push(label));
+  const all = [track('poll-on-the-wire', bus.request(1, POLL, 'poll'))];
+  for (let i = 0; i < 3; i++) all.push(track('poll', bus.request(1, POLL, 'poll')));
+  for (let i = 0; i < 4; i++) all.push(track('input', bus.request(1, POLL, 'input')));
+  await Promise.all(all);
+  assert.deepEqual(order, ['poll-on-the-wire', 'input', 'poll', 'input', 'poll', 'input', 'poll', 'input']);
+  await bus.stop();
+});
+
+test('input reads between writes do not let the writes hold the scans back', async () => {
+  const line = new FaultyLine([
+    { unit: 1, model: brain00 },
+    { unit: 2, model: brain00 },
+  ]);
+  const bus = await connectedBus(line);
+  const order: string[] = [];
+  const track = (label: string, promise: Promise<unknown>) => promise.then(() => order.push(label));
+  const all = [track('poll-on-the-wire', bus.request(1, POLL, 'poll'))];
+  all.push(track('write', bus.request(2, write(0), 'write')), track('write', bus.request(2, write(1), 'write')));
+  all.push(track('poll', bus.request(1, POLL, 'poll')), track('poll', bus.request(1, POLL, 'poll')));
+  for (let i = 0; i < 3; i++) all.push(track('input', bus.request(1, POLL, 'input')));
+  await Promise.all(all);
+  // Had the input reads counted as the polls' turn, both writes would have gone before any poll.
+  assert.deepEqual(order, ['poll-on-the-wire', 'input', 'write', 'input', 'poll', 'input', 'write', 'poll']);
+  await bus.stop();
+});
+
 test('a full write queue refuses more as busy instead of growing', async () => {
   const line = new FaultyLine([{ unit: 1, model: brain00 }]);
   line.replyDelayMs.set(1, 20);

@@ -1,0 +1,231 @@
+// `npm run bench:input-latency`: input change → WebSocket clients, with
+// `input_scan_frequency`, every part in its own process.
+//
+//   node bench/input-latency.mjs        (after node build.mjs)
+//
+// The built daemon (node options and environment of deploy/iogate.service)
+// polls the boards of bench/contention.mjs on two `iogate-sim` Modbus TCP
+// slaves on loopback: the brain board whose input flips shares its bus with
+// two more boards, all at 50 Hz scans, and reads its inputs at BENCH_INPUT_HZ
+// (default 500). The WebSocket clients live in one other process and only
+// take the time a message reaches their handler (no parsing on that path).
+// This process flips the input through the simulator's control endpoint.
+//
+// What is measured: from the moment the simulator set the register (its
+// reply to the flip carries the time) to the moment each client's message
+// handler ran. Both are read on CLOCK_MONOTONIC (process.hrtime.bigint()),
+// which every process of the machine shares, so neither the flip request nor
+// this process's timers are part of the figure. Split per flip: "read wait",
+// change → the daemon's read that saw it (stamped by the simulator as it
+// served the read); "read → first client"; "first → last client".
+//
+// Environment:
+//   BENCH_INPUT_HZ   input_scan_frequency of the brain board (default 500; 0: scan only)
+//   BENCH_CLIENTS    comma-separated client counts (default 1,100)
+//   BENCH_SAMPLES    flips per client count and run (default 300)
+//   BENCH_RUNS       runs, each over every client count (default 3)
+//   BENCH_OUT        results file name in bench/results (default input-latency)
+//   BENCH_BUNDLE     the daemon bundle to run (default dist/iogate.js; to compare builds)
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BUNDLE, RESULTS, SIM_BUNDLE, fmt, freePort, log, positive, serviceNodeOptions, spawnDaemon, spawnSim, stop, waitForAnswer } from './common.mjs';
+
+const INPUT_HZ = Number(process.env.BENCH_INPUT_HZ ?? 500);
+const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,100').split(',').map(Number);
+const SAMPLES = positive('BENCH_SAMPLES', 300);
+const RUNS = positive('BENCH_RUNS', 3);
+const OUT = process.env.BENCH_OUT ?? 'input-latency';
+const DAEMON = process.env.BENCH_BUNDLE ?? BUNDLE;
+const SCAN_HZ = 50;
+// DI 1_01 of the brain board: unit 1 on the first simulator, bit 0 of holding register 0.
+const INPUT = { unit: 1, register: 0, bit: 0, marker: (value) => `"dev":"di","circuit":"1_01","value":${value},` };
+
+if (process.argv[2] === '--clients') runClients();
+else await main();
+
+async function main() {
+  for (const file of [BUNDLE, SIM_BUNDLE]) if (!existsSync(file)) throw new Error(`${file} is missing; run \`node build.mjs\` first`);
+  const children = new Set();
+  process.on('exit', () => children.forEach((child) => child.kill()));
+  const simA = await spawnSim([['00', 1], ['0A', 2], ['0A', 3]]);
+  const simB = await spawnSim([['0A', 1], ['08', 2]]);
+  children.add(simA.child).add(simB.child);
+  const work = mkdtempSync(join(tmpdir(), 'iogate-input-latency-'));
+  const config = join(work, 'config.yaml');
+  const fast = INPUT_HZ > 0 ? `, input_scan_frequency: ${INPUT_HZ}` : '';
+  writeFileSync(
+    config,
+    `apis:
+  websocket:
+    enabled: true
+  limits:
+    max_websocket_clients: ${Math.max(256, ...CLIENTS)}
+comm_channels:
+  TCP_A:
+    type: MODBUSTCP
+    port: ${simA.tcpPort}
+    devices:
+      1: {model: '00', slave-id: 1, scan_frequency: ${SCAN_HZ}${fast}}
+      2: {model: '0A', slave-id: 2, scan_frequency: ${SCAN_HZ}}
+      3: {model: '0A', slave-id: 3, scan_frequency: ${SCAN_HZ}}
+  TCP_B:
+    type: MODBUSTCP
+    port: ${simB.tcpPort}
+    devices:
+      4: {model: '0A', slave-id: 1, scan_frequency: ${SCAN_HZ}}
+      5: {model: '08', slave-id: 2, scan_frequency: ${SCAN_HZ}}
+`,
+  );
+  const port = await freePort();
+  const daemon = spawnDaemon(config, port, { bundle: DAEMON });
+  children.add(daemon.child);
+  await waitForAnswer(port, '/rest/di/1_01', daemon.child);
+  const clients = fork(fileURLToPath(import.meta.url), ['--clients'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.add(clients);
+  const replies = messageQueue(clients);
+  const control = simA.controlUrl;
+  const flip = async (value) => {
+    const response = await fetch(`${control}/registers`, {
+      method: 'POST',
+      body: JSON.stringify({ unit: INPUT.unit, space: 'holding', address: INPUT.register, values: [value << INPUT.bit] }),
+    });
+    if (!response.ok) throw new Error(`simulator control: ${response.status} ${await response.text()}`);
+    return BigInt((await response.json()).at);
+  };
+  const readAt = async () => {
+    const { readAt } = await (await fetch(`${control}/changes?unit=${INPUT.unit}`)).json();
+    return readAt === null ? undefined : BigInt(readAt);
+  };
+  const ms = (from, to) => Number(to - from) / 1e6;
+  await sleep(3000);
+
+  const date = new Date().toISOString();
+  const loadBefore = loadavg()[0];
+  const runs = [];
+  let value = 0;
+  await flip(value);
+  for (let run = 0; run < RUNS; run++) {
+    for (const count of CLIENTS) {
+      clients.send({ connect: `ws://127.0.0.1:${port}/ws`, count });
+      await replies.next();
+      const load = loadavg()[0];
+      const all = [];
+      const last = [];
+      const parts = { readWait: [], readToFirst: [], firstToLast: [] };
+      for (let i = 0; i < SAMPLES; i++) {
+        // A random phase against both the scan grid and the input reads' grid.
+        await sleep(Math.random() * (1000 / SCAN_HZ));
+        value ^= 1;
+        clients.send({ expect: INPUT.marker(value) });
+        await replies.next(); // armed
+        const at = await flip(value);
+        const arrivals = (await replies.next()).arrivals.map(BigInt);
+        const read = await readAt();
+        for (const arrival of arrivals) all.push(ms(at, arrival));
+        const first = arrivals.reduce((a, b) => (b < a ? b : a));
+        const lastArrival = arrivals.reduce((a, b) => (b > a ? b : a));
+        last.push(ms(at, lastArrival));
+        if (read !== undefined) {
+          parts.readWait.push(ms(at, read));
+          parts.readToFirst.push(ms(read, first));
+        }
+        parts.firstToLast.push(ms(first, lastArrival));
+      }
+      clients.send({ disconnect: true });
+      await replies.next();
+      const row = { run: run + 1, clients: count, load, all: summary(all), last: summary(last), ...Object.fromEntries(Object.entries(parts).map(([key, values]) => [key, summary(values)])) };
+      log(`run ${row.run}, ${count} client(s), load ${fmt(load, 2)}: p50 ${fmt(row.all.p50, 2)} / p99 ${fmt(row.all.p99, 2)} ms; read wait p99 ${fmt(row.readWait.p99, 2)}, read → first p99 ${fmt(row.readToFirst.p99, 2)}, first → last p99 ${fmt(row.firstToLast.p99, 2)}`);
+      runs.push(row);
+    }
+  }
+  clients.kill();
+  await Promise.all([stop(daemon.child), stop(simA.child), stop(simB.child)]);
+  const report = { date, bundle: DAEMON, node: process.version, nodeOptions: serviceNodeOptions().join(' '), inputHz: INPUT_HZ, scanHz: SCAN_HZ, samples: SAMPLES, loadBefore, loadAfter: loadavg()[0], runs };
+  writeFileSync(join(RESULTS, `${OUT}.json`), JSON.stringify(report, null, 2) + '\n');
+  writeFileSync(join(RESULTS, `${OUT}.md`), markdown(report));
+  process.stdout.write(markdown(report));
+}
+
+function markdown(r) {
+  const cell = (s) => `${fmt(s.p50, 2)} / ${fmt(s.p99, 2)}`;
+  const rows = r.runs.map((row) =>
+    `| ${row.run} | ${row.clients} | ${fmt(row.load, 2)} | ${cell(row.all)} | ${fmt(row.all.max, 1)} | ${cell(row.last)} | ${cell(row.readWait)} | ${cell(row.readToFirst)} | ${cell(row.firstToLast)} |`,
+  );
+  return `# Input change → WebSocket clients
+
+${r.date} · \`${r.bundle}\` · Node ${r.node} \`${r.nodeOptions}\` · ${r.scanHz} Hz scans, ${r.inputHz ? `\`input_scan_frequency: ${r.inputHz}\`` : 'no input reads'} · ${r.samples} flips per row · load average ${fmt(r.loadBefore, 2)} before, ${fmt(r.loadAfter, 2)} after
+
+From the simulator's register write to each client's message handler (CLOCK_MONOTONIC in both processes). Daemon, simulators, clients and this bench each in their own process. Times in ms, p50 / p99.
+
+| run | clients | load average | change → client | max | change → last client | read wait | read → first client | first → last client |
+| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |
+${rows.join('\n')}
+`;
+}
+
+function summary(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+  return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1), n: sorted.length };
+}
+
+/** Messages from a child process, awaited one by one in order. */
+function messageQueue(child) {
+  const queue = [];
+  const waiters = [];
+  child.on('message', (message) => (waiters.length ? waiters.shift()(message) : queue.push(message)));
+  child.on('exit', (code) => {
+    if (code) {
+      log(`client process exited with ${code}`);
+      process.exit(1);
+    }
+  });
+  return { next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((resolve) => waiters.push(resolve))) };
+}
+
+/**
+ * The clients: a message handler takes the time first, then looks for the
+ * expected value with a byte search (no JSON parsing), so one client's
+ * handling adds as little as it can to the next one's figure.
+ */
+function runClients() {
+  let sockets = [];
+  let marker;
+  let arrivals = [];
+  process.on('message', async (message) => {
+    if (message.connect) {
+      const { default: WebSocket } = await import('ws');
+      sockets = await Promise.all(
+        Array.from({ length: message.count }, async () => {
+          const ws = new WebSocket(message.connect, { perMessageDeflate: false });
+          ws.on('message', (data) => {
+            const at = process.hrtime.bigint();
+            if (marker === undefined || !data.includes(marker)) return;
+            arrivals.push(at);
+            if (arrivals.length === sockets.length) {
+              marker = undefined;
+              process.send({ arrivals: arrivals.map(String) });
+              arrivals = [];
+            }
+          });
+          await once(ws, 'open');
+          return ws;
+        }),
+      );
+      process.send('connected');
+    } else if (message.expect) {
+      marker = Buffer.from(message.expect);
+      arrivals = [];
+      process.send('armed');
+    } else if (message.disconnect) {
+      await Promise.all(sockets.map((ws) => (ws.close(), once(ws, 'close'))));
+      sockets = [];
+      process.send('disconnected');
+    }
+  });
+}

@@ -1,0 +1,44 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { startSim } from '../../helpers/sim-process.js';
+
+// The simulator's control endpoint tells when it set registers from outside
+// and when a master first read one of them back (ns on the monotonic clock),
+// so a benchmark can time a change from the register write.
+
+async function readHolding(port: number, address: number, count: number): Promise<number[]> {
+  const socket = connect(port, '127.0.0.1');
+  await once(socket, 'connect');
+  const request = Buffer.from([0, 1, 0, 0, 0, 6, 1, 3, address >> 8, address & 0xff, 0, count]);
+  socket.write(request);
+  const [reply] = (await once(socket, 'data')) as [Buffer];
+  socket.destroy();
+  return Array.from({ length: count }, (_, i) => reply.readUInt16BE(9 + 2 * i));
+}
+
+test('the control endpoint stamps a register write and the first read that covers it', { timeout: 30_000 }, async (t) => {
+  const sim = await startSim(['--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0', '--model', '00', '--slave-id', '1']);
+  t.after(() => sim.stop());
+  const changes = async () => (await (await fetch(`${sim.controlUrl}/changes?unit=1`)).json()) as { at: string | null; readAt: string | null };
+  assert.deepEqual(await changes(), { at: null, readAt: null });
+
+  const response = await fetch(`${sim.controlUrl}/registers`, { method: 'POST', body: JSON.stringify({ unit: 1, space: 'holding', address: 1, values: [1] }) });
+  const { ok, at } = (await response.json()) as { ok: boolean; at: string };
+  assert.equal(ok, true);
+  assert.deepEqual(await changes(), { at, readAt: null });
+
+  // A read of other registers does not count; the control endpoint's own reads are no master's.
+  await readHolding(sim.tcpPort!, 6, 1);
+  assert.deepEqual(await sim.registers(1, 1, 1), [1]);
+  assert.equal((await changes()).readAt, null);
+
+  assert.deepEqual(await readHolding(sim.tcpPort!, 0, 2), [0, 1]);
+  const first = await changes();
+  assert.equal(first.at, at);
+  assert.ok(first.readAt !== null && BigInt(first.readAt) > BigInt(at), JSON.stringify(first));
+  // Only the first read after the write is kept.
+  await readHolding(sim.tcpPort!, 1, 1);
+  assert.equal((await changes()).readAt, first.readAt);
+});

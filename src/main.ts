@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { bindPolicyProblem } from './api/access/bind-policy.js';
 import { apiGuards } from './api/access/guards.js';
 import { createHttpServer } from './api/http/server.js';
+import { collectAfterBursts } from './quiet-gc.js';
 import { builtinPanel, preparePanel } from './api/panel/serve.js';
 import type { MqttBridge } from './api/mqtt/bridge.js';
 import { startWebhook } from './api/webhook.js';
@@ -149,6 +150,7 @@ function main(): void {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);
   });
+  collectAfterBursts(server);
   const statsMs = Number(process.env['IOGATE_STATS_MS'] ?? 0);
   if (statsMs > 0) startStatsLine(runtime, statsMs, (line) => process.stderr.write(line));
   let mqtt: MqttBridge | undefined;

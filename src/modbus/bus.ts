@@ -3,6 +3,7 @@ import { rtuFraming, tcpFraming, type FrameReply, type MasterFraming } from './f
 import { decodeResponse, encodeRequest, exceptionName, type ModbusRequest, type ModbusResponse } from './pdu.js';
 import { ModbusError } from './errors.js';
 import { RepeatSummary } from '../repeat-summary.js';
+import type { ClientSignal } from './request-context.js';
 
 // One Modbus line and the only place where its time is spent. Exactly one
 // transaction is on the wire at a time. Writes queue ahead of polls, but never
@@ -54,7 +55,7 @@ export interface RequestOptions {
   /** Extra attempts after a timeout or a corrupted reply; default the bus setting. */
   retries?: number;
   /** The client's signal: once aborted, a request not yet on the wire is dropped. */
-  signal?: AbortSignal;
+  signal?: ClientSignal;
   /** performance.now() after which the request is not sent (the bus deadline applies too). */
   deadline?: number;
 }
@@ -90,7 +91,7 @@ interface Job {
   attemptsLeft: number;
   priority: Priority;
   deadline: number;
-  signal: AbortSignal | undefined;
+  signal: ClientSignal | undefined;
   /** Whether an attempt went on the wire: from then on its outcome is unknown until answered. */
   sent: boolean;
   /** Fair-queuing start tag (polls): the line time its unit had used when it was queued. */

@@ -6,8 +6,19 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 // queues a write, so every device's write honours it without each device
 // passing it along. Polls never run inside one.
 
+/**
+ * What the bus asks of a client's signal: whether the client has gone, and a
+ * word when it goes (listeners are called once). An AbortSignal is one; HTTP
+ * requests use a lighter one (api/http/client-gone.ts).
+ */
+export interface ClientSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 export interface RequestContext {
-  readonly signal?: AbortSignal;
+  readonly signal?: ClientSignal;
   /** performance.now() after which the request must not go on the wire. */
   readonly deadline?: number;
 }

@@ -2,7 +2,7 @@ import type { Device, DeviceState } from '../devices/device.js';
 import { ValidationError } from '../devices/fields.js';
 import { RequestError } from '../errors.js';
 import { ModbusError, type ModbusErrorKind } from '../modbus/errors.js';
-import { withRequestContext } from '../modbus/request-context.js';
+import { withRequestContext, type ClientSignal } from '../modbus/request-context.js';
 import type { ChangeFeed } from './feed.js';
 import type { Registry } from './registry.js';
 import { writeGate } from './write-gate.js';
@@ -51,7 +51,7 @@ export function writeDevice(
   feed: ChangeFeed,
   device: Device,
   params: Readonly<Record<string, unknown>>,
-  signal?: AbortSignal,
+  signal?: ClientSignal,
 ): Promise<DeviceState> {
   const write = () => performWrite(registry, feed, device, params);
   return writeGate.pass(signal ? () => withRequestContext({ signal }, write) : write);

@@ -48,6 +48,9 @@ interface Entry {
   stage: Stage;
   /** Answered at least once: waiting in 'head' means an idle keep-alive connection. */
   answered: boolean;
+  /** The scopes it counts in (total, its pool, its address) and its place in each, in that order. */
+  scopes: readonly Scope[];
+  places: readonly Place[];
 }
 
 export interface AdmissionLimits {
@@ -75,23 +78,65 @@ export function markUpgraded(socket: Duplex): Duplex {
   return upgradeMarks.get(socket)?.() ?? socket;
 }
 
+/**
+ * A connection's place in one scope's list of its stage: made once per
+ * connection and scope, and moved between lists by relinking. Per request a
+ * connection changes stage two or three times in each of its three scopes;
+ * done with Maps (delete, then set to re-enter as the youngest), V8
+ * reallocated their hash tables every few requests, in the old generation
+ * where the long-lived Maps are, and under load those tables were most of
+ * the old-generation garbage waiting for a mark-compact (bench: heap sampling
+ * under GET and POST load). Relinking allocates nothing.
+ */
+interface Place {
+  readonly socket: Socket;
+  /** When the connection entered its current stage (Date.now()). */
+  since: number;
+  list: StageList | undefined;
+  prev: Place | undefined;
+  next: Place | undefined;
+}
+
+/** Connections in one stage within one scope, oldest first. */
+class StageList {
+  first: Place | undefined;
+  last: Place | undefined;
+
+  /** Adds `place` as the youngest. */
+  append(place: Place, now: number): void {
+    place.since = now;
+    place.list = this;
+    place.prev = this.last;
+    place.next = undefined;
+    if (this.last) this.last.next = place;
+    else this.first = place;
+    this.last = place;
+  }
+}
+
+/** Takes `place` out of the list it is in, if any. */
+function unlink(place: Place): void {
+  const list = place.list;
+  if (!list) return;
+  if (place.prev) place.prev.next = place.next;
+  else list.first = place.next;
+  if (place.next) place.next.prev = place.prev;
+  else list.last = place.prev;
+  place.list = place.prev = place.next = undefined;
+}
+
 /** Counts and oldest-first order (with the time each entered its stage) of evictable connections within one scope. */
 class Scope {
   open = 0;
   /** Of `open`: answered connections waiting for their next request head. */
   idle = 0;
-  readonly head = new Map<Socket, number>();
-  readonly body = new Map<Socket, number>();
+  readonly head = new StageList();
+  readonly body = new StageList();
 
   oldestEvictable(now: number): Socket | undefined {
-    let youngHead: Socket | undefined;
-    for (const [socket, since] of this.head) {
-      if (now - since >= HEAD_GRACE_MS) return socket;
-      youngHead = socket;
-      break;
-    }
-    for (const socket of this.body.keys()) return socket;
-    return youngHead;
+    const head = this.head.first;
+    if (head && now - head.since >= HEAD_GRACE_MS) return head.socket;
+    return this.body.first?.socket ?? head?.socket;
   }
 
   /** The oldest connection that is clearly junk: a head never completed, or a body, after HEAD_GRACE_MS. */
@@ -120,8 +165,6 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
   });
   const stats: AdmissionStats = { open: 0, evicted: 0, refused: 0, parking: lot.stats };
 
-  const scopesOf = (entry: Entry): Scope[] => [total, pools[entry.pool], byAddress.get(entry.address)!];
-
   /** Moves a connection to `stage`; re-entering a stage makes it the youngest there. */
   const setStage = (socket: Socket, stage: Stage, answered = false): void => {
     const entry = entries.get(socket);
@@ -129,11 +172,12 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     const now = Date.now();
     const idle = (entry.stage === 'head' && entry.answered ? -1 : 0) + (stage === 'head' && answered ? 1 : 0);
     if (answered) entry.answered = true;
-    for (const scope of scopesOf(entry)) {
+    for (let i = 0; i < entry.scopes.length; i++) {
+      const scope = entry.scopes[i]!;
+      const place = entry.places[i]!;
       scope.idle += idle;
-      scope.head.delete(socket);
-      scope.body.delete(socket);
-      if (stage !== 'busy') scope[stage].set(socket, now);
+      unlink(place);
+      if (stage !== 'busy') scope[stage].append(place, now);
     }
     entry.stage = stage;
   };
@@ -143,11 +187,11 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     if (!entry) return;
     entries.delete(socket);
     const idle = entry.stage === 'head' && entry.answered ? 1 : 0;
-    for (const scope of scopesOf(entry)) {
+    for (let i = 0; i < entry.scopes.length; i++) {
+      const scope = entry.scopes[i]!;
       scope.open--;
       scope.idle -= idle;
-      scope.head.delete(socket);
-      scope.body.delete(socket);
+      unlink(entry.places[i]!);
     }
     const address = byAddress.get(entry.address)!;
     if (address.open === 0) byAddress.delete(entry.address);
@@ -247,13 +291,17 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
       socket.destroy();
       return false;
     }
-    const entry: Entry = { address, pool, stage: 'head', answered: false };
+    // Not `own`: making room may have let the address's last connection go, and its scope with it.
+    let addressScope = byAddress.get(address);
+    if (!addressScope) byAddress.set(address, (addressScope = new Scope()));
+    const scopes = [total, pools[pool], addressScope];
+    const places = scopes.map((): Place => ({ socket, since: 0, list: undefined, prev: undefined, next: undefined }));
+    const entry: Entry = { address, pool, stage: 'head', answered: false, scopes, places };
     entries.set(socket, entry);
-    if (!byAddress.has(address)) byAddress.set(address, new Scope());
     const now = Date.now();
-    for (const scope of scopesOf(entry)) {
-      scope.open++;
-      scope.head.set(socket, now);
+    for (let i = 0; i < scopes.length; i++) {
+      scopes[i]!.open++;
+      scopes[i]!.head.append(places[i]!, now);
     }
     stats.open = total.open;
     upgradeMarks.set(socket, () => {

@@ -4,6 +4,7 @@ import { RequestError } from '../../errors.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { writeDevice } from '../../registry/write.js';
+import type { ClientSignal } from '../../modbus/request-context.js';
 import { clientGone } from './client-gone.js';
 import { checkJsonContentType, parseFormBody, parseJsonObject, readBody } from './body.js';
 import { bufferEtag, deviceEtag } from './etag.js';
@@ -16,7 +17,7 @@ export interface DeviceRouteContext {
   registry: Registry;
   feed: ChangeFeed;
   /** Aborted when the client of the request being served has gone (bulk, RPC). */
-  signal?: AbortSignal;
+  signal?: ClientSignal;
 }
 
 export type BodyFormat = 'form' | 'json';

@@ -141,12 +141,11 @@ class Scope {
 
   /** The oldest connection that is clearly junk: a head never completed, or a body, after HEAD_GRACE_MS. */
   oldestJunk(now: number, answered: (socket: Socket) => boolean): Socket | undefined {
-    for (const [socket, since] of this.head) {
-      if (now - since < HEAD_GRACE_MS) break;
-      if (!answered(socket)) return socket;
+    for (let place = this.head.first; place && now - place.since >= HEAD_GRACE_MS; place = place.next) {
+      if (!answered(place.socket)) return place.socket;
     }
-    for (const [socket, since] of this.body) return now - since >= HEAD_GRACE_MS ? socket : undefined;
-    return undefined;
+    const body = this.body.first;
+    return body && now - body.since >= HEAD_GRACE_MS ? body.socket : undefined;
   }
 }
 

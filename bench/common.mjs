@@ -2,10 +2,10 @@
 // free ports, and what /proc says about a process (CPU time, memory).
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
-import { cpus } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -168,6 +168,45 @@ export async function spawnBare(port, repliesFile, nodeOptions = []) {
     child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
   });
   return child;
+}
+
+/**
+ * The two Modbus TCP simulators of the contention and input-latency benches
+ * and a daemon config polling them: the brain board whose input flips shares
+ * bus TCP_A with two more boards, a second bus carries two boards, all at
+ * `scanHz`; `inputHz` (0: off) is the brain board's input_scan_frequency.
+ * Returns the simulators, the config file and the fresh temp directory holding it.
+ */
+export async function startContentionBoards({ name, scanHz, inputHz, wsClients }) {
+  const simA = await spawnSim([['00', 1], ['0A', 2], ['0A', 3]]);
+  const simB = await spawnSim([['0A', 1], ['08', 2]]);
+  const work = mkdtempSync(join(tmpdir(), `iogate-${name}-`));
+  const config = join(work, 'config.yaml');
+  const fast = inputHz > 0 ? `, input_scan_frequency: ${inputHz}` : '';
+  writeFileSync(
+    config,
+    `apis:
+  websocket:
+    enabled: true
+  limits:
+    max_websocket_clients: ${Math.max(256, wsClients)}
+comm_channels:
+  TCP_A:
+    type: MODBUSTCP
+    port: ${simA.tcpPort}
+    devices:
+      1: {model: '00', slave-id: 1, scan_frequency: ${scanHz}${fast}}
+      2: {model: '0A', slave-id: 2, scan_frequency: ${scanHz}}
+      3: {model: '0A', slave-id: 3, scan_frequency: ${scanHz}}
+  TCP_B:
+    type: MODBUSTCP
+    port: ${simB.tcpPort}
+    devices:
+      4: {model: '0A', slave-id: 1, scan_frequency: ${scanHz}}
+      5: {model: '08', slave-id: 2, scan_frequency: ${scanHz}}
+`,
+  );
+  return { simA, simB, config, work };
 }
 
 /** Starts iogate-sim on a free TCP port with a control endpoint; `boards`: [[model, unit], …]. */

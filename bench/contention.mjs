@@ -34,8 +34,8 @@
 //   BENCH_OUT          results file name in bench/results (default contention)
 import { fork, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -62,7 +62,7 @@ import {
   serviceNodeOptions,
   spawnBare,
   spawnDaemon,
-  spawnSim,
+  startContentionBoards,
   stop,
   waitForAnswer,
   machineFacts,
@@ -111,34 +111,8 @@ async function main() {
   process.on('exit', () => {
     for (const child of children) child.kill();
   });
-  const simA = await spawnSim([['00', 1], ['0A', 2], ['0A', 3]]);
-  const simB = await spawnSim([['0A', 1], ['08', 2]]);
+  const { simA, simB, config, work } = await startContentionBoards({ name: 'contention', scanHz: SCAN_HZ, inputHz: INPUT_HZ, wsClients: WS_CLIENTS });
   children.add(simA.child).add(simB.child);
-  const work = mkdtempSync(join(tmpdir(), 'iogate-contention-'));
-  const config = join(work, 'config.yaml');
-  writeFileSync(
-    config,
-    `apis:
-  websocket:
-    enabled: true
-  limits:
-    max_websocket_clients: ${Math.max(256, WS_CLIENTS)}
-comm_channels:
-  TCP_A:
-    type: MODBUSTCP
-    port: ${simA.tcpPort}
-    devices:
-      1: {model: '00', slave-id: 1, scan_frequency: ${SCAN_HZ}${INPUT_HZ > 0 ? `, input_scan_frequency: ${INPUT_HZ}` : ''}}
-      2: {model: '0A', slave-id: 2, scan_frequency: ${SCAN_HZ}}
-      3: {model: '0A', slave-id: 3, scan_frequency: ${SCAN_HZ}}
-  TCP_B:
-    type: MODBUSTCP
-    port: ${simB.tcpPort}
-    devices:
-      4: {model: '0A', slave-id: 1, scan_frequency: ${SCAN_HZ}}
-      5: {model: '08', slave-id: 2, scan_frequency: ${SCAN_HZ}}
-`,
-  );
   const port = await freePort();
   const daemon = spawnDaemon(config, port, { nodeOptions: NODE_OPTIONS });
   children.add(daemon.child);

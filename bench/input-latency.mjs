@@ -28,12 +28,12 @@
 //   BENCH_BUNDLE     the daemon bundle to run (default dist/iogate.js; to compare builds)
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BUNDLE, RESULTS, SIM_BUNDLE, fmt, freePort, log, positive, serviceNodeOptions, spawnDaemon, spawnSim, stop, waitForAnswer } from './common.mjs';
+import { BUNDLE, RESULTS, SIM_BUNDLE, fmt, freePort, log, positive, serviceNodeOptions, spawnDaemon, startContentionBoards, stop, waitForAnswer } from './common.mjs';
 
 const INPUT_HZ = Number(process.env.BENCH_INPUT_HZ ?? 500);
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,100').split(',').map(Number);
@@ -52,35 +52,8 @@ async function main() {
   for (const file of [BUNDLE, SIM_BUNDLE]) if (!existsSync(file)) throw new Error(`${file} is missing; run \`node build.mjs\` first`);
   const children = new Set();
   process.on('exit', () => children.forEach((child) => child.kill()));
-  const simA = await spawnSim([['00', 1], ['0A', 2], ['0A', 3]]);
-  const simB = await spawnSim([['0A', 1], ['08', 2]]);
+  const { simA, simB, config } = await startContentionBoards({ name: 'input-latency', scanHz: SCAN_HZ, inputHz: INPUT_HZ, wsClients: Math.max(...CLIENTS) });
   children.add(simA.child).add(simB.child);
-  const work = mkdtempSync(join(tmpdir(), 'iogate-input-latency-'));
-  const config = join(work, 'config.yaml');
-  const fast = INPUT_HZ > 0 ? `, input_scan_frequency: ${INPUT_HZ}` : '';
-  writeFileSync(
-    config,
-    `apis:
-  websocket:
-    enabled: true
-  limits:
-    max_websocket_clients: ${Math.max(256, ...CLIENTS)}
-comm_channels:
-  TCP_A:
-    type: MODBUSTCP
-    port: ${simA.tcpPort}
-    devices:
-      1: {model: '00', slave-id: 1, scan_frequency: ${SCAN_HZ}${fast}}
-      2: {model: '0A', slave-id: 2, scan_frequency: ${SCAN_HZ}}
-      3: {model: '0A', slave-id: 3, scan_frequency: ${SCAN_HZ}}
-  TCP_B:
-    type: MODBUSTCP
-    port: ${simB.tcpPort}
-    devices:
-      4: {model: '0A', slave-id: 1, scan_frequency: ${SCAN_HZ}}
-      5: {model: '08', slave-id: 2, scan_frequency: ${SCAN_HZ}}
-`,
-  );
   const port = await freePort();
   const daemon = spawnDaemon(config, port, { bundle: DAEMON });
   children.add(daemon.child);

@@ -209,6 +209,20 @@ comm_channels:
   return { simA, simB, config, work };
 }
 
+/** Messages from a child process, awaited one by one in order; the bench ends if the child fails. */
+export function messageQueue(child) {
+  const queue = [];
+  const waiters = [];
+  child.on('message', (message) => (waiters.length ? waiters.shift()(message) : queue.push(message)));
+  child.on('exit', (code) => {
+    if (code) {
+      log(`client process exited with ${code}`);
+      process.exit(1);
+    }
+  });
+  return { next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((resolve) => waiters.push(resolve))) };
+}
+
 /** Starts iogate-sim on a free TCP port with a control endpoint; `boards`: [[model, unit], …]. */
 export async function spawnSim(boards) {
   const args = [SIM_BUNDLE, '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0'];

@@ -66,6 +66,7 @@ import {
   stop,
   waitForAnswer,
   machineFacts,
+  messageQueue,
 } from './common.mjs';
 
 const DURATION_S = positive('BENCH_DURATION', 10);
@@ -297,20 +298,6 @@ ${rows.join('\n')}
 
 ${targets.join('\n')}
 `;
-}
-
-/** Messages from a child process, awaited one by one in order. */
-function messageQueue(child) {
-  const queue = [];
-  const waiters = [];
-  child.on('message', (message) => (waiters.length ? waiters.shift()(message) : queue.push(message)));
-  child.on('exit', (code) => {
-    if (code) {
-      log(`client process exited with ${code}`);
-      process.exit(1);
-    }
-  });
-  return { next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((resolve) => waiters.push(resolve))) };
 }
 
 /**

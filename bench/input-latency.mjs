@@ -33,7 +33,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BUNDLE, RESULTS, SIM_BUNDLE, fmt, freePort, log, positive, serviceNodeOptions, spawnDaemon, startContentionBoards, stop, waitForAnswer } from './common.mjs';
+import { BUNDLE, RESULTS, SIM_BUNDLE, fmt, freePort, log, messageQueue, positive, serviceNodeOptions, spawnDaemon, startContentionBoards, stop, waitForAnswer } from './common.mjs';
 
 const INPUT_HZ = Number(process.env.BENCH_INPUT_HZ ?? 500);
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,100').split(',').map(Number);
@@ -145,20 +145,6 @@ function summary(values) {
   const sorted = [...values].sort((a, b) => a - b);
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1), n: sorted.length };
-}
-
-/** Messages from a child process, awaited one by one in order. */
-function messageQueue(child) {
-  const queue = [];
-  const waiters = [];
-  child.on('message', (message) => (waiters.length ? waiters.shift()(message) : queue.push(message)));
-  child.on('exit', (code) => {
-    if (code) {
-      log(`client process exited with ${code}`);
-      process.exit(1);
-    }
-  });
-  return { next: () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((resolve) => waiters.push(resolve))) };
 }
 
 /**

@@ -7,7 +7,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { browserMissing, launchChromium, type LaunchedBrowser } from '../helpers/browser.js';
-import { clientsMissing, eventually, startRig, type Rig } from './rig.js';
+import { clientsMissing, eventually, openEvokPanel, startRig, type Rig } from './rig.js';
 
 // EVOK's own web panel (evok-web-jq, unmodified), served by nginx as Unipi
 // ships it, in headless Chromium against the built daemon. The panel loads
@@ -30,24 +30,16 @@ for (const site of ['evok', 'iogate'] as const) {
     let rig: Rig;
     let browser: LaunchedBrowser;
     let page: Page;
-    const pageErrors: string[] = [];
-    const frames: Array<{ text: boolean }> = [];
-    let restAllLoads = 0;
+    let pageErrors: string[] = [];
+    let frames: Array<{ text: boolean }> = [];
+    let restAllLoads = (): number => 0;
 
     before(async () => {
       rig = await startRig(site);
       browser = await launchChromium();
-      const context = await browser.context({ viewport: { width: 1000, height: 1400 } });
-      page = await context.newPage();
-      page.on('pageerror', (error) => pageErrors.push(error.message));
-      page.on('console', (message) => {
-        if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
-      });
-      page.on('response', (response) => {
-        if (new URL(response.url()).pathname === '/rest/all' && response.status() === 200) restAllLoads++;
-      });
-      page.on('websocket', (socket) => socket.on('framereceived', ({ payload }) => frames.push({ text: typeof payload === 'string' })));
-      await page.goto(`${rig.nginx.baseUrl}/`, { waitUntil: 'load' });
+      const panel = await openEvokPanel(browser, `${rig.nginx.baseUrl}/`);
+      ({ page, errors: pageErrors, frames } = panel);
+      restAllLoads = panel.restAllLoads;
     });
 
     after(async () => {
@@ -66,7 +58,7 @@ for (const site of ['evok', 'iogate'] as const) {
 
     test("clicking an output's switch switches it in iogate", async () => {
       // The panel binds its final click handler once the WebSocket is open and /rest/all came a second time.
-      await eventually(() => restAllLoads >= 2, 'the panel reloading /rest/all when its WebSocket opened', 10_000);
+      await eventually(() => restAllLoads() >= 2, 'the panel reloading /rest/all when its WebSocket opened', 10_000);
       assert.equal((await rig.device('ro', '2_02')).value, 0);
       await page.locator('a[href="#outputs"]').click();
       await page.locator('#unipi_ro_2_02_li .ui-flipswitch').click();

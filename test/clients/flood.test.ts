@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { browserMissing, launchChromium, type LaunchedBrowser } from '../helpers/browser.js';
-import { clientsMissing, eventually, startRig, type Rig } from './rig.js';
+import { clientsMissing, eventually, openEvokPanel, startRig, type Rig } from './rig.js';
 
 // EVOK's own web panel through nginx, and curl, while a local program holds
 // far more idle keep-alive connections than iogate gives one address. On
@@ -32,9 +32,9 @@ describe("EVOK's web panel and curl while idle keep-alive connections from loopb
   let browser: LaunchedBrowser;
   let page: Page;
   const flood: Socket[] = [];
-  const pageErrors: string[] = [];
-  const frames: Array<{ text: boolean }> = [];
-  let restAllLoads = 0;
+  let pageErrors: string[] = [];
+  let frames: Array<{ text: boolean }> = [];
+  let restAllLoads = (): number => 0;
   let parkedRequestsBefore = 0;
   let refresh: NodeJS.Timeout | undefined;
 
@@ -60,17 +60,9 @@ describe("EVOK's web panel and curl while idle keep-alive connections from loopb
     parkedRequestsBefore = await metric(rig.daemon.baseUrl, 'iogate_http_parked_requests_total');
 
     browser = await launchChromium();
-    const context = await browser.context({ viewport: { width: 1000, height: 1400 } });
-    page = await context.newPage();
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('console', (message) => {
-      if (message.type() === 'error') pageErrors.push(`console: ${message.text()}`);
-    });
-    page.on('response', (response) => {
-      if (new URL(response.url()).pathname === '/rest/all' && response.status() === 200) restAllLoads++;
-    });
-    page.on('websocket', (socket) => socket.on('framereceived', ({ payload }) => frames.push({ text: typeof payload === 'string' })));
-    await page.goto(`${rig.nginx.baseUrl}/`, { waitUntil: 'load' });
+    const panel = await openEvokPanel(browser, `${rig.nginx.baseUrl}/`);
+    ({ page, errors: pageErrors, frames } = panel);
+    restAllLoads = panel.restAllLoads;
   });
 
   after(async () => {
@@ -82,7 +74,7 @@ describe("EVOK's web panel and curl while idle keep-alive connections from loopb
 
   test('the panel renders, a click switches a relay, a moved input shows within a second', async () => {
     await page.locator('#unipi_ro_2_01_li').waitFor({ state: 'attached', timeout: 10_000 });
-    await eventually(() => restAllLoads >= 2, 'the panel reloading /rest/all when its WebSocket opened', 10_000);
+    await eventually(() => restAllLoads() >= 2, 'the panel reloading /rest/all when its WebSocket opened', 10_000);
     await page.locator('a[href="#outputs"]').click();
     await page.locator('#unipi_ro_2_02_li .ui-flipswitch').click();
     await eventually(async () => (await rig.device('ro', '2_02')).value === 1, 'relay 2_02 switched on by the click');

@@ -1,5 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import type { LaunchedBrowser } from '../helpers/browser.js';
 import { configFile } from '../helpers/http-call.js';
 import { nginxMissing, rewrite, startNginx, type RunningNginx } from '../helpers/nginx.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
@@ -118,4 +120,30 @@ export async function eventually(check: () => Promise<boolean> | boolean, what: 
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return Date.now() - started;
+}
+
+/** EVOK's panel open in a page, with what a test asserts on: page errors, WebSocket frames, /rest/all loads. */
+export interface PanelPage {
+  page: Page;
+  errors: string[];
+  frames: Array<{ text: boolean }>;
+  restAllLoads(): number;
+}
+
+export async function openEvokPanel(browser: LaunchedBrowser, url: string): Promise<PanelPage> {
+  const context = await browser.context({ viewport: { width: 1000, height: 1400 } });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  const frames: Array<{ text: boolean }> = [];
+  let restAllLoads = 0;
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+  });
+  page.on('response', (response) => {
+    if (new URL(response.url()).pathname === '/rest/all' && response.status() === 200) restAllLoads++;
+  });
+  page.on('websocket', (socket) => socket.on('framereceived', ({ payload }) => frames.push({ text: typeof payload === 'string' })));
+  await page.goto(url, { waitUntil: 'load' });
+  return { page, errors, frames, restAllLoads: () => restAllLoads };
 }

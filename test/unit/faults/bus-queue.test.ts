@@ -27,6 +27,19 @@ function kindOf(promise: Promise<unknown>): Promise<string> {
   );
 }
 
+
+/** A connected bus with slaves 1 and 2, and the order in which tracked requests completed. */
+async function orderRig() {
+  const line = new FaultyLine([
+    { unit: 1, model: brain00 },
+    { unit: 2, model: brain00 },
+  ]);
+  const bus = await connectedBus(line);
+  const order: string[] = [];
+  const track = (label: string, promise: Promise<unknown>) => promise.then(() => order.push(label));
+  return { line, bus, order, track };
+}
+
 test('a queued write whose client left is dropped before the wire; one already sent completes', async () => {
   const line = new FaultyLine([{ unit: 1, model: brain00 }]);
   line.replyDelayMs.set(1, 30);
@@ -115,13 +128,7 @@ test('polls queued when the link drops wait for the reconnect; only the one on t
 });
 
 test('writes to different slaves take turns, and a slave that got a write has its waiting poll sent before its next write', async () => {
-  const line = new FaultyLine([
-    { unit: 1, model: brain00 },
-    { unit: 2, model: brain00 },
-  ]);
-  const bus = await connectedBus(line);
-  const order: string[] = [];
-  const track = (label: string, promise: Promise<unknown>) => promise.then(() => order.push(label));
+  const { bus, order, track } = await orderRig();
   const all = [
     track('poll2-first', bus.request(2, POLL, 'poll')),
     track('poll2', bus.request(2, POLL, 'poll')),
@@ -139,13 +146,7 @@ test('writes to different slaves take turns, and a slave that got a write has it
 });
 
 test('an input read goes ahead of queued polls and writes, but never twice in a row while others wait', async () => {
-  const line = new FaultyLine([
-    { unit: 1, model: brain00 },
-    { unit: 2, model: brain00 },
-  ]);
-  const bus = await connectedBus(line);
-  const order: string[] = [];
-  const track = (label: string, promise: Promise<unknown>) => promise.then(() => order.push(label));
+  const { line, bus, order, track } = await orderRig();
   const all = [
     track('poll2-on-the-wire', bus.request(2, POLL, 'poll')),
     track('poll2', bus.request(2, POLL, 'poll')),
@@ -174,13 +175,7 @@ test('input reads asked for back to back leave every other turn to the scans', a
 });
 
 test('input reads between writes do not let the writes hold the scans back', async () => {
-  const line = new FaultyLine([
-    { unit: 1, model: brain00 },
-    { unit: 2, model: brain00 },
-  ]);
-  const bus = await connectedBus(line);
-  const order: string[] = [];
-  const track = (label: string, promise: Promise<unknown>) => promise.then(() => order.push(label));
+  const { bus, order, track } = await orderRig();
   const all = [track('poll-on-the-wire', bus.request(1, POLL, 'poll'))];
   all.push(track('write', bus.request(2, write(0), 'write')), track('write', bus.request(2, write(1), 'write')));
   all.push(track('poll', bus.request(1, POLL, 'poll')), track('poll', bus.request(1, POLL, 'poll')));

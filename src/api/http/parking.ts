@@ -63,9 +63,7 @@ export interface ParkingStats {
   /** Sockets in the lot now, and parked so far. */
   parked: number;
   parkedTotal: number;
-  /** Bridges open now (parked sockets in HTTP), opened so far, and the requests they carried. */
-  bridges: number;
-  bridged: number;
+  /** Requests of parked sockets carried into HTTP. */
   requests: number;
   /** Parked sockets closed: heads that never completed, idle ones past their time, and ones evicted for a newcomer. */
   closedJunk: number;
@@ -74,7 +72,7 @@ export interface ParkingStats {
 }
 
 export class ParkingLot {
-  readonly stats: ParkingStats = { parked: 0, parkedTotal: 0, bridges: 0, bridged: 0, requests: 0, closedJunk: 0, closedIdle: 0, evicted: 0 };
+  readonly stats: ParkingStats = { parked: 0, parkedTotal: 0, requests: 0, closedJunk: 0, closedIdle: 0, evicted: 0 };
   /** Per pool, in the order each last became idle: the first is the one idle longest. */
   private readonly pools: Record<Pool, Map<Socket, Parked>> = { loopback: new Map(), remote: new Map() };
   private readonly byBridge = new Map<ConnectionBridge, Parked>();
@@ -248,8 +246,6 @@ export class ParkingLot {
     const bridge = new ConnectionBridge(entry.socket, (closed, kept) => this.bridgeClosed(closed, kept));
     entry.bridge = bridge;
     this.byBridge.set(bridge, entry);
-    this.stats.bridges = this.byBridge.size;
-    this.stats.bridged++;
     this.serve(bridge);
     entry.socket.resume();
     bridge.deliver(pending);
@@ -265,7 +261,6 @@ export class ParkingLot {
     const entry = this.byBridge.get(bridge);
     if (!entry) return;
     this.byBridge.delete(bridge);
-    this.stats.bridges = this.byBridge.size;
     entry.bridge = undefined;
     if (socketKept && !entry.upgraded) {
       // Idle again: the youngest idle socket of its pool.

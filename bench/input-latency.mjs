@@ -9,13 +9,14 @@
 // two more boards, all at 50 Hz scans, and reads its inputs at BENCH_INPUT_HZ
 // (default 500). The WebSocket clients live in one other process and only
 // take the time a message reaches their handler (no parsing on that path).
-// This process flips the input through the simulator's control endpoint.
+// This process asks the simulator to flip the input a few ms later, from a
+// timer of its own, as a wired input would change: by the time it does, the
+// request and its reply are over, and this process only waits.
 //
-// What is measured: from the moment the simulator set the register (its
-// reply to the flip carries the time) to the moment each client's message
-// handler ran. Both are read on CLOCK_MONOTONIC (process.hrtime.bigint()),
-// which every process of the machine shares, so neither the flip request nor
-// this process's timers are part of the figure. Split per flip: "read wait",
+// What is measured: from the moment the simulator set the register (it
+// stamps it; GET /changes) to the moment each client's message handler ran.
+// Both are read on CLOCK_MONOTONIC (process.hrtime.bigint()), which every
+// process of the machine shares. Split per flip: "read wait",
 // change → the daemon's read that saw it (stamped by the simulator as it
 // served the read); "read → first client"; "first → last client".
 //
@@ -23,6 +24,7 @@
 //   BENCH_INPUT_HZ   input_scan_frequency of the brain board (default 500; 0: scan only)
 //   BENCH_CLIENTS    comma-separated client counts (default 1,100)
 //   BENCH_SAMPLES    flips per client count and run (default 300)
+//   BENCH_WARMUP     flips before those, not counted (default 30)
 //   BENCH_RUNS       runs, each over every client count (default 3)
 //   BENCH_OUT        results file name in bench/results (default input-latency)
 //   BENCH_BUNDLE     the daemon bundle to run (default dist/iogate.js; to compare builds)
@@ -38,10 +40,14 @@ import { BUNDLE, RESULTS, SIM_BUNDLE, fmt, freePort, log, messageQueue, positive
 const INPUT_HZ = Number(process.env.BENCH_INPUT_HZ ?? 500);
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,100').split(',').map(Number);
 const SAMPLES = positive('BENCH_SAMPLES', 300);
+/** Flips before each row's samples, not counted: the clients' process compiles its hot path on them. */
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 30);
 const RUNS = positive('BENCH_RUNS', 3);
 const OUT = process.env.BENCH_OUT ?? 'input-latency';
 const DAEMON = process.env.BENCH_BUNDLE ?? BUNDLE;
 const SCAN_HZ = 50;
+/** The least time between the flip request's reply and the input changing. */
+const FLIP_AFTER_MS = 5;
 // DI 1_01 of the brain board: unit 1 on the first simulator, bit 0 of holding register 0.
 const INPUT = { unit: 1, register: 0, bit: 0, marker: (value) => `"dev":"di","circuit":"1_01","value":${value},` };
 
@@ -62,17 +68,20 @@ async function main() {
   children.add(clients);
   const replies = messageQueue(clients);
   const control = simA.controlUrl;
-  const flip = async (value) => {
+  // The input changes from a timer in the simulator, `delayMs` after the
+  // request was answered, so neither this request nor this process handling
+  // its reply competes with the daemon for the CPU while the change travels.
+  const flip = async (value, delayMs) => {
     const response = await fetch(`${control}/registers`, {
       method: 'POST',
-      body: JSON.stringify({ unit: INPUT.unit, space: 'holding', address: INPUT.register, values: [value << INPUT.bit] }),
+      body: JSON.stringify({ unit: INPUT.unit, space: 'holding', address: INPUT.register, values: [value << INPUT.bit], delayMs }),
     });
     if (!response.ok) throw new Error(`simulator control: ${response.status} ${await response.text()}`);
-    return BigInt((await response.json()).at);
   };
-  const readAt = async () => {
-    const { readAt } = await (await fetch(`${control}/changes?unit=${INPUT.unit}`)).json();
-    return readAt === null ? undefined : BigInt(readAt);
+  const lastChange = async () => {
+    const { at, readAt } = await (await fetch(`${control}/changes?unit=${INPUT.unit}`)).json();
+    if (at === null) throw new Error('the simulator did not set the input');
+    return { at: BigInt(at), read: readAt === null ? undefined : BigInt(readAt) };
   };
   const ms = (from, to) => Number(to - from) / 1e6;
   await sleep(3000);
@@ -81,7 +90,7 @@ async function main() {
   const loadBefore = loadavg()[0];
   const runs = [];
   let value = 0;
-  await flip(value);
+  await flip(value, 0);
   for (let run = 0; run < RUNS; run++) {
     for (const count of CLIENTS) {
       clients.send({ connect: `ws://127.0.0.1:${port}/ws`, count });
@@ -90,15 +99,16 @@ async function main() {
       const all = [];
       const last = [];
       const parts = { readWait: [], readToFirst: [], firstToLast: [] };
-      for (let i = 0; i < SAMPLES; i++) {
-        // A random phase against both the scan grid and the input reads' grid.
-        await sleep(Math.random() * (1000 / SCAN_HZ));
+      for (let i = -WARMUP; i < SAMPLES; i++) {
         value ^= 1;
         clients.send({ expect: INPUT.marker(value) });
         await replies.next(); // armed
-        const at = await flip(value);
+        // A random phase against both the scan grid and the input reads' grid,
+        // after a few ms in which this request is over.
+        await flip(value, FLIP_AFTER_MS + Math.floor(Math.random() * (1000 / SCAN_HZ)));
         const arrivals = (await replies.next()).arrivals.map(BigInt);
-        const read = await readAt();
+        const { at, read } = await lastChange();
+        if (i < 0) continue;
         for (const arrival of arrivals) all.push(ms(at, arrival));
         const first = arrivals.reduce((a, b) => (b < a ? b : a));
         const lastArrival = arrivals.reduce((a, b) => (b > a ? b : a));
@@ -118,7 +128,7 @@ async function main() {
   }
   clients.kill();
   await Promise.all([stop(daemon.child), stop(simA.child), stop(simB.child)]);
-  const report = { date, bundle: DAEMON, node: process.version, nodeOptions: serviceNodeOptions().join(' '), inputHz: INPUT_HZ, scanHz: SCAN_HZ, samples: SAMPLES, loadBefore, loadAfter: loadavg()[0], runs };
+  const report = { date, bundle: DAEMON, node: process.version, nodeOptions: serviceNodeOptions().join(' '), inputHz: INPUT_HZ, scanHz: SCAN_HZ, samples: SAMPLES, warmup: WARMUP, loadBefore, loadAfter: loadavg()[0], runs };
   writeFileSync(join(RESULTS, `${OUT}.json`), JSON.stringify(report, null, 2) + '\n');
   writeFileSync(join(RESULTS, `${OUT}.md`), markdown(report));
   process.stdout.write(markdown(report));
@@ -131,7 +141,7 @@ function markdown(r) {
   );
   return `# Input change → WebSocket clients
 
-${r.date} · \`${r.bundle}\` · Node ${r.node} \`${r.nodeOptions}\` · ${r.scanHz} Hz scans, ${r.inputHz ? `\`input_scan_frequency: ${r.inputHz}\`` : 'no input reads'} · ${r.samples} flips per row · load average ${fmt(r.loadBefore, 2)} before, ${fmt(r.loadAfter, 2)} after
+${r.date} · \`${r.bundle}\` · Node ${r.node} \`${r.nodeOptions}\` · ${r.scanHz} Hz scans, ${r.inputHz ? `\`input_scan_frequency: ${r.inputHz}\`` : 'no input reads'} · ${r.samples} flips per row (after ${r.warmup} not counted) · load average ${fmt(r.loadBefore, 2)} before, ${fmt(r.loadAfter, 2)} after
 
 From the simulator's register write to each client's message handler (CLOCK_MONOTONIC in both processes). Daemon, simulators, clients and this bench each in their own process. Times in ms, p50 / p99.
 

@@ -5,15 +5,24 @@ import type { SimulatedBoard } from './simulated-board.js';
 // a master wrote and drive inputs the master should see:
 //   GET  /registers?unit=1&space=holding&address=0&count=4  → {"values":[…]}
 //   POST /registers {"unit":1,"space":"holding","address":0,"values":[…]} → {"ok":true,"at":"<ns>"}
+//   POST /registers {…, "delayMs":12}                                → {"ok":true,"at":null}
 //   GET  /changes?unit=1                                     → {"at":"<ns>","readAt":"<ns>"|null}
 //   GET  /stats                                              → {"1":{"requests":N},…}
 // `at` is when the POST set the registers, `readAt` when the master first read
 // one of them after that, both in ns on process.hrtime.bigint()'s monotonic
 // clock (CLOCK_MONOTONIC, the same in every process of the machine).
+// With `delayMs` the registers are set that many ms after the reply, from a
+// timer, as an input wired to the board would change: nothing of this
+// request (its parsing, its reply, the caller handling the reply) is then
+// running when the master reads the change and passes it on, so a latency
+// measured from `at` (GET /changes) is the master's alone.
 
 type Space = 'holding' | 'input';
 
 class BadRequest extends Error {}
+
+/** A delayed write is for timing a change a moment away, not a scheduler. */
+const MAX_DELAY_MS = 60_000;
 
 export function controlServer(boards: ReadonlyMap<number, SimulatedBoard>): Server {
   return createServer((req, res) => {
@@ -42,14 +51,21 @@ async function handle(boards: ReadonlyMap<number, SimulatedBoard>, req: Incoming
     return { values: Array.from({ length: count }, (_, i) => board.get(space, address + i)) };
   }
   if (req.method === 'POST') {
-    const body = JSON.parse(await readAll(req)) as { unit?: unknown; space?: unknown; address?: unknown; values?: unknown };
+    const body = JSON.parse(await readAll(req)) as { unit?: unknown; space?: unknown; address?: unknown; values?: unknown; delayMs?: unknown };
     const board = boardOf(boards, body.unit);
     const space = spaceOf(body.space ?? 'holding');
     const address = integer(body.address, 'address');
     if (!Array.isArray(body.values)) throw new BadRequest('values must be an array of register values');
     const values = body.values.map((value) => integer(value, 'value') & 0xffff);
-    values.forEach((value, i) => board.set(space, address + i, value));
-    return { ok: true, at: board.markChanged(space, address, values.length).toString() };
+    const apply = (): bigint => {
+      values.forEach((value, i) => board.set(space, address + i, value));
+      return board.markChanged(space, address, values.length);
+    };
+    if (body.delayMs === undefined) return { ok: true, at: apply().toString() };
+    const delayMs = integer(body.delayMs, 'delayMs');
+    if (delayMs > MAX_DELAY_MS) throw new BadRequest(`delayMs must be at most ${MAX_DELAY_MS}`);
+    setTimeout(apply, delayMs);
+    return { ok: true, at: null };
   }
   throw new BadRequest(`${req.method} not allowed`);
 }

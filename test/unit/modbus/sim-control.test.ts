@@ -42,3 +42,35 @@ test('the control endpoint stamps a register write and the first read that cover
   await readHolding(sim.tcpPort!, 1, 1);
   assert.equal((await changes()).readAt, first.readAt);
 });
+
+test('a delayed write is answered at once and set later from the simulator\'s own timer', { timeout: 30_000 }, async (t) => {
+  const sim = await startSim(['--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0', '--model', '00', '--slave-id', '1']);
+  t.after(() => sim.stop());
+  const post = (body: unknown) => fetch(`${sim.controlUrl}/registers`, { method: 'POST', body: JSON.stringify(body) });
+  const changes = async () => (await (await fetch(`${sim.controlUrl}/changes?unit=1`)).json()) as { at: string | null; readAt: string | null };
+
+  const asked = process.hrtime.bigint();
+  const response = await post({ unit: 1, space: 'holding', address: 1, values: [7], delayMs: 300 });
+  assert.deepEqual(await response.json(), { ok: true, at: null });
+  // Not yet: the reply came before the write.
+  if (process.hrtime.bigint() - asked < 250_000_000n) {
+    assert.deepEqual(await sim.registers(1, 1, 1), [0]);
+    assert.deepEqual(await changes(), { at: null, readAt: null });
+  }
+  let change = await changes();
+  for (let tries = 0; change.at === null && tries < 500; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    change = await changes();
+  }
+  assert.ok(change.at !== null && BigInt(change.at) - asked >= 300_000_000n, JSON.stringify(change));
+  assert.deepEqual(await sim.registers(1, 1, 1), [7]);
+  assert.deepEqual(await readHolding(sim.tcpPort!, 1, 1), [7]);
+  assert.ok((await changes()).readAt !== null);
+
+  for (const delayMs of [-1, 1.5, 'soon', 60_001]) {
+    const bad = await post({ unit: 1, space: 'holding', address: 1, values: [1], delayMs });
+    assert.equal(bad.status, 400, String(delayMs));
+    assert.match(((await bad.json()) as { error: string }).error, /delayMs/);
+  }
+  assert.deepEqual(await sim.registers(1, 1, 1), [7], 'a refused write sets nothing');
+});

@@ -22,6 +22,13 @@ export function positive(name, fallback) {
   return value;
 }
 
+/**
+ * Seconds from a daemon's first answer to its idle window. V8 compiles and
+ * collects for the first seconds (its memory reducer starts 8 s in), which is
+ * not what the daemon costs while it runs (BENCH_IDLE_AFTER, default 12).
+ */
+export const IDLE_AFTER_S = Number(process.env.BENCH_IDLE_AFTER ?? 12);
+
 /** Node options the service unit starts the daemon with (`ExecStart=/usr/bin/node <options> …iogate.js`). */
 export function serviceNodeOptions() {
   const execStart = /^ExecStart=(.*)$/m.exec(readFileSync(SERVICE_UNIT, 'utf8'))?.[1] ?? '';

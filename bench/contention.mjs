@@ -27,6 +27,7 @@
 //   BENCH_SAMPLES      input changes per change benchmark (default 200)
 //   BENCH_BURNERS      competing busy processes (default 2)
 //   BENCH_SETTLE       seconds after the load before memory is read again (default 30)
+//   BENCH_IDLE_AFTER   seconds from start-up to the idle window (default 12)
 //   BENCH_INPUT_HZ     input_scan_frequency of the board whose input flips (default: off);
 //                      the bare server then polls at this rate too
 //   BENCH_NODE_OPTIONS node options for the daemon instead of the service's (experiments)
@@ -49,6 +50,7 @@ import {
   ensureWrk,
   fmt,
   freePort,
+  IDLE_AFTER_S,
   log,
   maxMemory,
   median,
@@ -138,8 +140,8 @@ async function main() {
     bare: { label: 'bare node:http', child: bare, port: barePort, memory: NO_MEMORY },
   };
 
-  log(`idle, ${DURATION_S} s`);
-  await sleep(3000);
+  log(`idle, ${DURATION_S} s, after ${IDLE_AFTER_S} s of settling`);
+  await sleep(IDLE_AFTER_S * 1000);
   const cpuFrom = { iogate: cpuSeconds(daemon.child.pid), bare: cpuSeconds(bare.pid) };
   const idleFrom = performance.now();
   await sleep(DURATION_S * 1000);

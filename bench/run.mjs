@@ -23,6 +23,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BENCH_DIR,
   BUNDLE,
+  IDLE_AFTER_S,
   NO_MEMORY,
   RESULTS,
   captureReply,
@@ -57,8 +58,6 @@ const CONNECTIONS = positive('BENCH_CONNECTIONS', 16);
 /** How long after the last load memory is read again, to see what is given back. */
 const SETTLE_S = positive('BENCH_SETTLE', 30);
 const WARMUP_S = Math.min(2, DURATION_S);
-/** Seconds from the daemon's first answer to the idle window. */
-const IDLE_AFTER_S = Number(process.env.BENCH_IDLE_AFTER ?? 12);
 const STATS_MS = 250;
 const COLD_STARTS = 5;
 
@@ -159,10 +158,7 @@ async function main() {
   const bare = await spawnBare(barePort, join(work, 'replies.json'));
   const bareIdle = memoryOf(bare.pid);
 
-  // Idle: the daemon polls at its configured rate with no HTTP traffic. The
-  // window opens once start-up is over: V8 compiles and collects for its
-  // first seconds (its memory reducer starts 8 s in), which is not what the
-  // daemon costs while it runs.
+  // Idle: the daemon polls at its configured rate with no HTTP traffic, once start-up is over.
   log(`idle, ${DURATION_S} s, after ${IDLE_AFTER_S} s of settling`);
   await sleep(IDLE_AFTER_S * 1000);
   const idleFrom = performance.now();

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { serviceEnvironment, serviceNodeOptions } from './common.mjs';
+import { inheritedEnvironment, serviceEnvironment, serviceNodeOptions } from './common.mjs';
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 const BUNDLE = process.env.ABUSE_BUNDLE ?? fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
@@ -94,7 +94,7 @@ function rssMb(pid) {
 async function startDaemon(config) {
   const nodeArgs = process.env.ABUSE_DAEMON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
   const child = spawn(process.execPath, [...serviceNodeOptions(), ...nodeArgs, BUNDLE, '--config', config, '--port', '0'], {
-    env: { ...process.env, ...serviceEnvironment() },
+    env: { ...inheritedEnvironment(), ...serviceEnvironment() },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let output = '';

@@ -29,6 +29,17 @@ export function positive(name, fallback) {
  */
 export const IDLE_AFTER_S = Number(process.env.BENCH_IDLE_AFTER ?? 12);
 
+/**
+ * The environment a measured server starts with: this process's, without the
+ * variables that change how node itself starts (NODE_OPTIONS,
+ * NODE_EXTRA_CA_CERTS, …), which a system service does not inherit. With
+ * NODE_EXTRA_CA_CERTS set, node parses the whole root certificate store at
+ * start-up: about 0.7 MB of C heap the service never holds.
+ */
+export function inheritedEnvironment() {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NODE_')));
+}
+
 /** Node options the service unit starts the daemon with (`ExecStart=/usr/bin/node <options> …iogate.js`). */
 export function serviceNodeOptions() {
   const execStart = /^ExecStart=(.*)$/m.exec(readFileSync(SERVICE_UNIT, 'utf8'))?.[1] ?? '';
@@ -147,7 +158,7 @@ export function freePort() {
 /** Starts the daemon with `config` on `port`; collects its stats lines as they come. */
 export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE } = {}) {
   const child = spawn(process.execPath, [...nodeOptions, bundle, '--config', config, '--port', String(port)], {
-    env: { ...process.env, ...serviceEnvironment(), ...env },
+    env: { ...inheritedEnvironment(), ...serviceEnvironment(), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   const stats = [];
@@ -168,6 +179,7 @@ export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeO
 /** Starts the bare node:http server replaying `repliesFile`; resolves once it listens. */
 export async function spawnBare(port, repliesFile, nodeOptions = []) {
   const child = spawn(process.execPath, [...nodeOptions, join(BENCH_DIR, 'bare-server.mjs'), String(port), repliesFile], {
+    env: inheritedEnvironment(),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   await new Promise((resolve, reject) => {

@@ -87,6 +87,36 @@ test('the service unit sets a fixed glibc trim threshold, and the benches start 
   const unit = readFileSync(fileURLToPath(new URL('../../../deploy/iogate.service', import.meta.url)), 'utf8');
   assert.match(unit, /^Environment=MALLOC_TRIM_THRESHOLD_=65536$/m);
   const benchCommon = new URL('../../../bench/common.mjs', import.meta.url).href;
-  const { serviceEnvironment } = (await import(benchCommon)) as { serviceEnvironment(): Record<string, string> };
+  const { serviceEnvironment, inheritedEnvironment } = (await import(benchCommon)) as {
+    serviceEnvironment(): Record<string, string>;
+    inheritedEnvironment(): Record<string, string>;
+  };
   assert.deepEqual(serviceEnvironment(), { MALLOC_TRIM_THRESHOLD_: '65536' });
+  // Nor what a service does not inherit: NODE_EXTRA_CA_CERTS alone costs node ~0.7 MB at start-up.
+  const saved = process.env.NODE_EXTRA_CA_CERTS;
+  process.env.NODE_EXTRA_CA_CERTS = '/nonexistent/ca.pem';
+  try {
+    const inherited = inheritedEnvironment();
+    assert.equal(Object.keys(inherited).filter((name) => name.startsWith('NODE_')).length, 0);
+    assert.equal(inherited.PATH, process.env.PATH);
+  } finally {
+    if (saved === undefined) delete process.env.NODE_EXTRA_CA_CERTS;
+    else process.env.NODE_EXTRA_CA_CERTS = saved;
+  }
+});
+
+test('node accepts every option the service unit starts it with', () => {
+  // An option this node does not know makes it exit before the daemon starts
+  // ("bad option"), and systemd would restart it in a loop. The Debian
+  // package test repeats this with Debian 12's own node.
+  const unit = readFileSync(fileURLToPath(new URL('../../../deploy/iogate.service', import.meta.url)), 'utf8');
+  const execStart = /^ExecStart=(\S+)\s+(.*)$/m.exec(unit)?.[2] ?? '';
+  const words = execStart.split(/\s+/);
+  const options = words.slice(0, words.findIndex((word) => !word.startsWith('--')));
+  assert.ok(options.includes('--expose-gc') && options.length >= 5, execStart);
+  const out = execFileSync(process.execPath, [...options, '-e', 'process.stdout.write(String(typeof gc))'], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  assert.equal(out, 'function');
 });

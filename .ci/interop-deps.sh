@@ -4,5 +4,8 @@
 # owserver with its fake 1-Wire adapter (ow-shell: an independent owserver client).
 set -euo pipefail
 . "$(dirname "$0")/debian-packages.sh"
-packages=(socat mbpoll python3-pymodbus mosquitto mosquitto-clients owserver ow-shell)
+# pymodbus imports pyserial even for its TCP server, and its async serial
+# server needs serial-asyncio: Debian lists both only as recommends, which
+# these installs skip, so they are named here.
+packages=(socat mbpoll python3-pymodbus python3-serial python3-serial-asyncio mosquitto mosquitto-clients owserver ow-shell)
 ensure_debian_packages "${packages[@]}"

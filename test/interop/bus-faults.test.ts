@@ -37,10 +37,12 @@ test('a serial port whose pty peer vanishes closes every time instead of spinnin
   for (const reason of reasons) assert.match(reason, /^serial port .*b\d: /);
 });
 
-test('a pymodbus slave behind a link that loses 30 % of its replies stays degraded and keeps updating', async () => {
+test('a pymodbus slave behind a link that loses 30 % of its replies stays degraded and keeps updating', async (t) => {
   const port = await freePort();
   const peer = await startPymodbus(['--tcp', String(port), '--set', '0=5']);
+  t.after(() => peer.stop());
   const proxy = await FaultyProxy.start({ host: '127.0.0.1', port });
+  t.after(() => proxy.stop());
   proxy.lossy.set(1, 0.3);
   const rig = await startRig([
     {
@@ -49,20 +51,15 @@ test('a pymodbus slave behind a link that loses 30 % of its replies stays degrad
       options: { timeoutMs: 100 },
     },
   ]);
-  try {
-    await rig.whenState('1', 'degraded');
-    const slave = rig.slave('1');
-    const before = slave.stats.lastOkAt;
-    await rig.scans('1', 60);
-    assert.equal(slave.state, 'degraded');
-    assert.ok(!rig.transitions.some((change) => change.state === 'offline'), 'never offline');
-    assert.ok(slave.stats.lastOkAt > before, 'reads keep succeeding');
-    const reply = await rig.get('/rest/di/1_01');
-    assert.equal(reply.status, 200);
-    assert.equal(JSON.parse(reply.body).value, 1);
-  } finally {
-    await rig.stop();
-    await proxy.stop();
-    await peer.stop();
-  }
+  t.after(() => rig.stop());
+  await rig.whenState('1', 'degraded');
+  const slave = rig.slave('1');
+  const before = slave.stats.lastOkAt;
+  await rig.scans('1', 60);
+  assert.equal(slave.state, 'degraded');
+  assert.ok(!rig.transitions.some((change) => change.state === 'offline'), 'never offline');
+  assert.ok(slave.stats.lastOkAt > before, 'reads keep succeeding');
+  const reply = await rig.get('/rest/di/1_01');
+  assert.equal(reply.status, 200);
+  assert.equal(JSON.parse(reply.body).value, 1);
 });

@@ -56,31 +56,27 @@ function config(dir: string, bus: string): string {
 
 const INITIAL = ['--set', '0=5', '--set', '10=1', '--set', '11=2'];
 
-test('iogate reads and writes a pymodbus RTU slave over a pty at 19200 8N1', async () => {
+// Each peer is stopped by an after-hook registered as soon as it runs, so a
+// peer that fails to start does not leave the others holding the test open.
+test('iogate reads and writes a pymodbus RTU slave over a pty at 19200 8N1', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-interop-'));
   const cable = await startPtyPair(join(dir, 'slave-tty'), join(dir, 'master-tty'));
+  t.after(() => cable.stop());
   const peer = await startPymodbus(['--rtu', cable.a, '--baud', '19200', ...INITIAL]);
+  t.after(() => peer.stop());
   const file = config(dir, `    type: MODBUSRTU\n    port: ${cable.b}\n    baudrate: 19200\n    parity: N\n    stopbits: 1\n`);
   const daemon = await spawnDaemon(['--config', file]);
-  try {
-    await exercise(daemon, peer);
-  } finally {
-    await daemon.stop();
-    await peer.stop();
-    await cable.stop();
-  }
+  t.after(() => daemon.stop());
+  await exercise(daemon, peer);
 });
 
-test('iogate reads and writes a pymodbus Modbus TCP slave', async () => {
+test('iogate reads and writes a pymodbus Modbus TCP slave', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-interop-'));
   const port = await freePort();
   const peer = await startPymodbus(['--tcp', String(port), ...INITIAL]);
+  t.after(() => peer.stop());
   const file = config(dir, `    type: MODBUSTCP\n    hostname: 127.0.0.1\n    port: ${port}\n`);
   const daemon = await spawnDaemon(['--config', file]);
-  try {
-    await exercise(daemon, peer);
-  } finally {
-    await daemon.stop();
-    await peer.stop();
-  }
+  t.after(() => daemon.stop());
+  await exercise(daemon, peer);
 });

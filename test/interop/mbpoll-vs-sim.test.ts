@@ -41,16 +41,13 @@ async function exercise(sim: SimProcess, target: string[], device: string[]): Pr
 
 const BOARDS = ['--model', '00', '--slave-id', '1', '--model', 'xS11', '--slave-id', '2', '--control', '127.0.0.1:0'];
 
-test('mbpoll reads and writes iogate-sim over RTU on a pty', async () => {
+test('mbpoll reads and writes iogate-sim over RTU on a pty', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-interop-'));
   const cable = await startPtyPair(join(dir, 'slave-tty'), join(dir, 'master-tty'));
+  t.after(() => cable.stop());
   const sim = await startSim([...BOARDS, '--rtu', cable.a, '--baud', '19200']);
-  try {
-    await exercise(sim, ['-m', 'rtu', '-b', '19200', '-P', 'none', '-d', '8', '-s', '1'], [cable.b]);
-  } finally {
-    await sim.stop();
-    await cable.stop();
-  }
+  t.after(() => sim.stop());
+  await exercise(sim, ['-m', 'rtu', '-b', '19200', '-P', 'none', '-d', '8', '-s', '1'], [cable.b]);
 });
 
 test('mbpoll reads and writes iogate-sim over Modbus TCP', async () => {

@@ -16,14 +16,16 @@ import { startSim } from '../helpers/sim-process.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-test('the bundle alone in a directory polls and writes an RTU slave over a pty', async () => {
+test('the bundle alone in a directory polls and writes an RTU slave over a pty', async (t) => {
   execFileSync(process.execPath, ['build.mjs'], { cwd: root, stdio: 'inherit' });
   const dir = mkdtempSync(join(tmpdir(), 'iogate-bundle-'));
   for (const file of ['iogate.js', 'iogate-sim.js', 'prebuilds']) {
     cpSync(join(root, 'dist', file), join(dir, file), { recursive: true });
   }
   const cable = await startPtyPair(join(dir, 'slave-tty'), join(dir, 'master-tty'));
+  t.after(() => cable.stop());
   const sim = await startSim(['--model', '00', '--slave-id', '3', '--rtu', cable.a, '--control', '127.0.0.1:0'], join(dir, 'iogate-sim.js'));
+  t.after(() => sim.stop());
   writeFileSync(
     join(dir, 'config.yaml'),
     `alias_file: alias.yaml
@@ -65,7 +67,5 @@ comm_channels:
     assert.doesNotMatch(daemon.output(), /No native build/);
   } finally {
     await daemon.stop();
-    await sim.stop();
-    await cable.stop();
   }
 });

@@ -20,13 +20,17 @@ export async function startPymodbus(args: string[]): Promise<PymodbusPeer> {
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => (errors += chunk));
   const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
-  const ready = await Promise.race([
-    lines.next(),
-    once(child, 'exit').then(([code]) => {
-      throw new Error(`pymodbus slave exited with ${String(code)}: ${errors}`);
-    }),
-  ]);
-  if (ready.value !== 'ready') throw new Error(`pymodbus slave said '${String(ready.value)}': ${errors}`);
+  const exited = once(child, 'exit');
+  const ready = await lines.next();
+  if (ready.done || ready.value !== 'ready') {
+    // A slave that cannot start (a Python module missing, say) must not be left
+    // running, nor be reported as having said nothing: wait for its exit and
+    // show what it printed.
+    child.kill('SIGKILL');
+    const [code, signal] = (await exited) as [number | null, string | null];
+    const said = ready.done ? 'nothing' : `'${ready.value}'`;
+    throw new Error(`pymodbus slave said ${said} and exited (${String(code ?? signal)}): ${errors}`);
+  }
   return {
     child,
     async get(table, address, count) {

@@ -91,7 +91,9 @@ check "exposure $exposure <= 2.0" awk -v e="$exposure" 'BEGIN { exit !(e <= 2.0)
 step "Debian 12 root"
 base=$cache/bookworm-minbase-nodejs-systemd
 if [ ! -e "$base/.iogate-ci-ready" ]; then
-  mirror=$(grep -hoE 'https?://[^ ]+/debian/?' /etc/apt/sources.list /etc/apt/sources.list.d/* 2>/dev/null | grep -v security | head -n 1 || true)
+  # The mirror apt itself uses for bookworm (apt resolves both source formats
+  # and skips comments, which may name other archives).
+  mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE)' 2>/dev/null | awk '$2 == "bookworm" { print $1; exit }' || true)
   mirror=${mirror:-http://deb.debian.org/debian}
   rm -rf "$base.tmp"
   mkdir -p "$cache"

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync, mkdirSync, cpSync, existsSync, rmSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
+import { compileMallocTrim, mallocTrimFile } from './deploy/native-addon.mjs';
 
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8'));
 // Packaging builds a test upgrade with a higher version into its own folder;
@@ -104,5 +105,21 @@ rmSync(join(out, 'prebuilds'), { recursive: true, force: true });
 if (existsSync(prebuilds)) {
   for (const platform of readdirSync(prebuilds).filter((name) => name.startsWith('linux-'))) {
     cpSync(join(prebuilds, platform), join(out, 'prebuilds', platform), { recursive: true });
+  }
+}
+
+// The malloc_trim addon (src/memory/malloc-trim.c) for this machine, when it
+// has a C compiler: `npm start` and the benchmarks then run as the packages
+// do. Without one the daemon runs all the same (it only keeps the C heap a
+// burst of requests frees), so a machine with Node alone can still build and test.
+rmSync(join(out, 'native'), { recursive: true, force: true });
+if (process.platform === 'linux') {
+  const compiler = process.env.CC || 'cc';
+  try {
+    compileMallocTrim(compiler, [], mallocTrimFile(out, `${process.platform}-${process.arch}`));
+  } catch (error) {
+    const reason = error.code === 'ENOENT' ? `no C compiler (${compiler})` : String(error.stderr || error.message).trim();
+    rmSync(join(out, 'native'), { recursive: true, force: true });
+    console.warn(`build.mjs: ${out}/ without the malloc_trim addon: ${reason}`);
   }
 }

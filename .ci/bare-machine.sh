@@ -3,7 +3,9 @@
 # nothing beside it (no ../shared), on a machine where none of the interop
 # peers can be run. The peers this CI machine may already have are hidden in a
 # private mount namespace (each program is covered by /dev/null, so running
-# it fails), which lasts only for this one command. Afterwards, nothing may
+# it fails), which lasts only for this one command. So is the C compiler: the
+# build then leaves out the optional malloc_trim addon, and the daemon must
+# run without it. Afterwards, nothing may
 # have been written to EVOK's folders.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,7 +17,7 @@ evok_state() { { find /var/lib/evok /etc/evok -printf '%p %s %T@ %m\n' 2>/dev/nu
 before=$(evok_state)
 
 peers=(socat python3 python mbpoll mosquitto mosquitto_sub mosquitto_pub nginx chromium chromium-browser
-       owserver owread owdir wrk)
+       owserver owread owdir wrk cc gcc c99 x86_64-linux-gnu-gcc)
 
 unshare --mount --propagation private bash -euo pipefail -s "$work/iogate" "${peers[@]}" <<'INNER'
 clone=$1; shift
@@ -33,7 +35,7 @@ for dir in "${PYENV_ROOT:-}" "$HOME/.pyenv"; do
   [ -n "$dir" ] && [ -d "$dir" ] && ! mountpoint -q "$dir" && mount -t tmpfs none "$dir" && hidden+=("$dir")
 done
 echo "bare machine: hidden ${#hidden[@]} paths: ${hidden[*]:-none}"
-for name in socat python3 mbpoll mosquitto nginx chromium owserver; do
+for name in socat python3 mbpoll mosquitto nginx chromium owserver cc gcc; do
   if "$name" --version >/dev/null 2>&1 || "$name" -V >/dev/null 2>&1; then
     echo "bare machine: $name still runs" >&2; exit 1
   fi

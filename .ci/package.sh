@@ -34,6 +34,7 @@ check() { # check DESCRIPTION COMMAND...: runs the command, fails loudly with th
 
 step "tools"
 packages=(dpkg-dev fakeroot lintian debootstrap qemu-user-static systemd binutils socat curl
+  gcc gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-arm64-cross libc6-dev-armhf-cross
   libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross
   libc6-armhf-cross libstdc++6-armhf-cross libgcc-s1-armhf-cross libatomic1-armhf-cross)
 ensure_debian_packages "${packages[@]}"
@@ -68,8 +69,9 @@ for arch in amd64 arm64 armhf; do
   listing=$(dpkg-deb -c "dist/iogate_${version}_${arch}.deb" | awk '{print $6}')
   case $arch in amd64) platform=linux-x64 ;; arm64) platform=linux-arm64 ;; armhf) platform=linux-arm ;; esac
   prebuilds=$(grep -c '\.node$' <<<"$listing")
-  others=$(grep '\.node$' <<<"$listing" | grep -vc "prebuilds/$platform/" || true)
-  check "$arch: prebuilds for $platform only ($prebuilds files)" test "$prebuilds" -ge 1 -a "$others" -eq 0
+  others=$(grep '\.node$' <<<"$listing" | grep -v "prebuilds/$platform/" | grep -vcxF "./usr/lib/iogate/native/$platform/malloc-trim.node" || true)
+  check "$arch: native files for $platform only ($prebuilds files)" test "$prebuilds" -ge 2 -a "$others" -eq 0
+  check "$arch: the malloc_trim addon for $platform" grep -qxF "./usr/lib/iogate/native/$platform/malloc-trim.node" <<<"$listing"
   for file in ./usr/lib/iogate/iogate.js ./lib/systemd/system/iogate.service ./usr/share/iogate/config.yaml \
     ./usr/share/man/man1/iogate.1.gz ./usr/share/doc/iogate/copyright ./usr/bin/iogate; do
     check "$arch: contains $file" grep -qxF "$file" <<<"$listing"
@@ -153,6 +155,7 @@ in_root dpkg -i "/tmp/$(basename "$deb")" >/dev/null
 check "iogate installed" sh -c "chroot '$root' dpkg-query -W -f='\${Status}' iogate | grep -q 'install ok installed'"
 check "bundle at /usr/lib/iogate/iogate.js" test -x "$root/usr/lib/iogate/iogate.js"
 check "only the linux-x64 glibc prebuild" test "$(find "$root/usr/lib/iogate/prebuilds" -type f | sed "s|$root||")" = /usr/lib/iogate/prebuilds/linux-x64/node.napi.glibc.node
+check "only the linux-x64 malloc_trim addon" test "$(find "$root/usr/lib/iogate/native" -type f | sed "s|$root||")" = /usr/lib/iogate/native/linux-x64/malloc-trim.node
 check "installed unit is deploy/iogate.service" cmp -s deploy/iogate.service "$root/lib/systemd/system/iogate.service"
 check "unit enabled (symlink made without systemd)" test -L "$root/etc/systemd/system/multi-user.target.wants/iogate.service"
 check "system user iogate" sh -c "chroot '$root' getent passwd iogate >/dev/null"
@@ -164,6 +167,7 @@ check "iogate --version" test "$(in_root iogate --version)" = "v$version"
 step "fresh controller: run as the unit does"
 start_installed
 check "GET /version answers v$version" test "$(curl -sf "$base_url/version")" = "v$version"
+check "the unit's command line loads the malloc_trim addon" grep -q '/usr/lib/iogate/native/linux-x64/malloc-trim.node$' "/proc/$daemon_pid/maps"
 check "GET /rest/all answers JSON" sh -c "curl -sf '$base_url/rest/all' | node -e 'JSON.parse(require(\"fs\").readFileSync(0,\"utf8\"))'"
 check "POST /rest/run/alias save=1 writes the alias file" curl -sf -X POST -d save=1 "$base_url/rest/run/alias" -o /dev/null
 check "alias file written by the iogate user" test "$(owner /var/lib/evok/alias.yaml)" = iogate:iogate
@@ -269,7 +273,8 @@ for arch in arm64 armhf; do
   printf 'comm_channels:\n  RS485:\n    type: MODBUSRTU\n    port: %s\n    devices:\n      1:\n        model: "00"\n        slave-id: 1\n' \
     "$sim_dir/master-$arch" >"$work/$arch.yaml"
   port=$(free_port)
-  arm_node "$extracted/usr/lib/iogate/iogate.js" --config "$work/$arch.yaml" --port "$port" >"$work/daemon-$arch.log" 2>&1 &
+  # --expose-gc as in the unit, so the daemon loads the package's malloc_trim addon.
+  arm_node --expose-gc "$extracted/usr/lib/iogate/iogate.js" --config "$work/$arch.yaml" --port "$port" >"$work/daemon-$arch.log" 2>&1 &
   daemon_pid=$!
   connected=
   for _ in $(seq 1 "$wait_tenths"); do
@@ -281,6 +286,8 @@ for arch in arm64 armhf; do
   printf '  ok: %s: prebuilds/%s loaded, RTU slave online over a pty\n' "$arch" "$platform"
   check "$arch: the package's bundle answers GET /version" test "$(curl -sf "http://127.0.0.1:$port/version")" = "v$version"
   check "$arch: a DI value read over RTU" sh -c "curl -sf 'http://127.0.0.1:$port/rest/di/1_01' | grep -q '\"value\":0'"
+  check "$arch: native/$platform/malloc-trim.node loaded" grep -q "/usr/lib/iogate/native/$platform/malloc-trim.node\$" "/proc/$daemon_pid/maps"
+  check "$arch: no warning about the addon" sh -c "! grep -q 'WARNING memory' '$work/daemon-$arch.log'"
   kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=
   for pid in $helper_pids; do kill "$pid" 2>/dev/null || true; done
   wait $helper_pids 2>/dev/null || true

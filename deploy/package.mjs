@@ -1,6 +1,7 @@
 // Builds dist/iogate_<version>_<arch>.deb for the PLCs' architectures with
 // Debian's dpkg-deb: the bundle built by build.mjs, that architecture's
-// serialport prebuild only, the systemd unit, a default configuration, the
+// serialport prebuild only, iogate's malloc_trim addon compiled for it
+// (Debian's cross compilers: deploy/native-addon.mjs), the systemd unit, a default configuration, the
 // man page and the maintainer scripts in deploy/debian/.
 //
 //   node deploy/package.mjs [--version V] [--bundle DIR] [--out DIR] [--arch amd64,arm64,armhf]
@@ -15,6 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
 import { gzipSync } from 'node:zlib';
+import { CROSS, compileMallocTrim, mallocTrimFile } from './native-addon.mjs';
 
 const root = join(dirname(new URL(import.meta.url).pathname), '..');
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8'));
@@ -64,6 +66,8 @@ function buildPackage(arch, spec, outFile) {
     const prebuilds = join(lib, 'prebuilds', spec.platform);
     mkdirSync(prebuilds, { recursive: true });
     for (const name of spec.files) copyFileSync(join(args.bundle, 'prebuilds', spec.platform, name), join(prebuilds, name));
+    const addon = mallocTrimFile(lib, spec.platform);
+    compileAddon(arch, addon);
 
     mkdirSync(join(stage, 'usr/bin'), { recursive: true });
     symlinkSync('../lib/iogate/iogate.js', join(stage, 'usr/bin/iogate'));
@@ -87,7 +91,7 @@ function buildPackage(arch, spec, outFile) {
       copyFileSync(join(root, 'deploy/debian', script), join(control, script));
       chmodSync(join(control, script), 0o755);
     }
-    writeFileSync(join(control, 'control'), controlFile(arch, installedSizeKiB(stage), libraryDepends(spec.files.map((name) => join(prebuilds, name)))));
+    writeFileSync(join(control, 'control'), controlFile(arch, installedSizeKiB(stage), libraryDepends([...spec.files.map((name) => join(prebuilds, name)), addon])));
     writeFileSync(join(control, 'md5sums'), md5sums(stage));
     normalize(stage);
     rmSync(outFile, { force: true });
@@ -97,6 +101,17 @@ function buildPackage(arch, spec, outFile) {
     });
   } finally {
     rmSync(stage, { recursive: true, force: true });
+  }
+}
+
+/** A package without the addon would quietly keep more memory: no cross compiler fails the build. */
+function compileAddon(arch, outFile) {
+  const { compiler, flags, packages } = CROSS[arch];
+  try {
+    compileMallocTrim(compiler, flags, outFile);
+  } catch (error) {
+    const reason = error.code === 'ENOENT' ? `${compiler} not found (apt-get install ${packages})` : String(error.stderr || error.message).trim();
+    throw new Error(`${arch}: cannot compile the malloc_trim addon: ${reason}`);
   }
 }
 
@@ -172,7 +187,8 @@ Files: usr/lib/iogate/*
 Copyright: ${new Date(EPOCH * 1000).getUTCFullYear()} iogate developers, and the authors of the npm packages bundled into it
 License: ${licenses.join(' and ')}
 Comment: iogate.js and iogate-sim.js bundle iogate's own code (Apache-2.0) with
- these npm packages; prebuilds/ is the native part of @serialport/bindings-cpp.
+ these npm packages; prebuilds/ is the native part of @serialport/bindings-cpp;
+ native/ is iogate's own (Apache-2.0).
 ${bundled}
 
 License: Apache-2.0
@@ -184,8 +200,9 @@ ${texts.join('\n\n')}
 }
 
 /**
- * What the serialport addon links against (dpkg-shlibdeps needs a source
- * package; this reads the same facts from the ELF file): the C library at the
+ * What the native addons (serialport's, and iogate's malloc_trim) link
+ * against (dpkg-shlibdeps needs a source package; this reads the same facts
+ * from the ELF files): the C library at the
  * newest symbol version it uses, and the C++ runtime of GCC >= 5 (GLIBCXX_3.4.21).
  */
 function libraryDepends(files) {

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { bindPolicyProblem } from './api/access/bind-policy.js';
 import { apiGuards } from './api/access/guards.js';
 import { createHttpServer } from './api/http/server.js';
-import { collectAfterBursts } from './quiet-gc.js';
+import { loadMallocTrim } from './memory/malloc-trim.js';
+import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
 import { builtinPanel, preparePanel } from './api/panel/serve.js';
 import type { MqttBridge } from './api/mqtt/bridge.js';
 import { startWebhook } from './api/webhook.js';
@@ -150,7 +151,7 @@ function main(): void {
     log.error(`HTTP server: ${error.message}`);
     process.exit(1);
   });
-  collectAfterBursts(server);
+  collectAfterBursts(server, mallocTrimAfterCollections());
   const statsMs = Number(process.env['IOGATE_STATS_MS'] ?? 0);
   if (statsMs > 0) startStatsLine(runtime, statsMs, (line) => process.stderr.write(line));
   let mqtt: MqttBridge | undefined;
@@ -166,6 +167,20 @@ function main(): void {
       log.info(`listening on http://${config.apis.address}:${actualPort}`);
     });
   });
+
+  /** The malloc_trim addon, loaded only when the daemon collects after bursts (node --expose-gc). */
+  function mallocTrimAfterCollections(): (() => void) | undefined {
+    if (!exposedGc()) return undefined;
+    // In the bundle, __dirname is the bundle's directory, where build.mjs and the package put native/.
+    const load = loadMallocTrim(typeof __dirname === 'string' ? __dirname : undefined);
+    if ('trim' in load) {
+      log.debug('memory: the C heap is trimmed after each burst of requests (malloc_trim)');
+      return load.trim;
+    }
+    if ('failed' in load) log.warn(`memory: the malloc_trim addon cannot be used, so the C heap a burst of requests frees is kept: ${load.failed}`);
+    else log.debug(`memory: no malloc_trim addon (${load.absent})`);
+    return undefined;
+  }
 
   /** MQTT is loaded only when enabled, so otherwise no client library is loaded and nothing connects. */
   async function startMqttSafely(): Promise<MqttBridge | undefined> {

@@ -21,11 +21,16 @@ export interface SpawnedDaemon {
 
 export async function spawnDaemon(
   args: string[] = [],
-  { node = process.execPath, cwd, bundle = BUNDLE }: { node?: string; cwd?: string; bundle?: string } = {},
+  {
+    node = process.execPath,
+    cwd,
+    bundle = BUNDLE,
+    nodeOptions = [],
+  }: { node?: string; cwd?: string; bundle?: string; /** node's own flags, before the bundle */ nodeOptions?: string[] } = {},
 ): Promise<SpawnedDaemon> {
   assertConfinedArgs(args);
   // Without a cwd of its own the built-in configuration would save alias.yaml into the clone.
-  const child = spawn(node, [bundle, '--port', '0', ...args], { cwd: cwd ?? mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(node, [...nodeOptions, bundle, '--port', '0', ...args], { cwd: cwd ?? mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

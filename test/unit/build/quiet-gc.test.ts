@@ -7,7 +7,7 @@ import {
   MIN_TICKS_BETWEEN,
   QUIET_REQUESTS_PER_TICK,
   QuietCollector,
-} from '../../../src/quiet-gc.js';
+} from '../../../src/memory/quiet-gc.js';
 
 // The collections after a burst of requests: once per burst, never during
 // one, never without one, and never more often than the bound.

@@ -13,7 +13,10 @@
 // per burst, at most once in 10 s) bring it to about 3 MB above idle.
 //
 // It needs V8's gc() (node --expose-gc, set in deploy/iogate.service);
-// without it nothing happens.
+// without it nothing happens. After the collections, `afterCollect` (the
+// malloc_trim addon, src/memory/malloc-trim.ts) gives back the C heap the
+// freed buffers leave: after a write load that was 2-3 MB of glibc's heap
+// that V8's collections cannot return.
 
 /** A second with at least this many requests counts as busy. */
 export const BUSY_REQUESTS_PER_TICK = 500;
@@ -46,8 +49,8 @@ export class QuietCollector {
   }
 }
 
-/** V8's gc(), when node runs with --expose-gc. */
-export function exposedGc(): (() => void) | undefined {
+/** V8's gc(), when node runs with --expose-gc; then `afterCollect`. */
+export function exposedGc(afterCollect?: () => void): (() => void) | undefined {
   const gc = (globalThis as { gc?: unknown }).gc;
   if (typeof gc !== 'function') return undefined;
   // The first collection frees the garbage; the second compacts the pages it
@@ -56,12 +59,17 @@ export function exposedGc(): (() => void) | undefined {
   return () => {
     (gc as () => void)();
     (gc as () => void)();
+    afterCollect?.();
   };
 }
 
 /** Counts the server's requests and collects once per burst; returns undefined without gc(). */
-export function collectAfterBursts(server: { on(event: 'request', listener: () => void): unknown }, tickMs = 1000): QuietCollector | undefined {
-  const gc = exposedGc();
+export function collectAfterBursts(
+  server: { on(event: 'request', listener: () => void): unknown },
+  afterCollect?: () => void,
+  tickMs = 1000,
+): QuietCollector | undefined {
+  const gc = exposedGc(afterCollect);
   if (!gc) return undefined;
   const collector = new QuietCollector(gc);
   let requests = 0;

@@ -2,11 +2,11 @@
 // free ports, and what /proc says about a process (CPU time, memory).
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -102,6 +102,8 @@ export function machineFacts({ threads, connections, seconds, nodeOptions, round
     wrkArgs: `-t${threads} -c${connections} -d${seconds}s --latency`,
     nodeOptions: nodeOptions.join(' '),
     rounds,
+    // Whether the daemon could trim its C heap after a burst (README "Memory"): built only where a C compiler was.
+    mallocTrimAddon: existsSync(join(dirname(BUNDLE), 'native', `${process.platform}-${process.arch}`, 'malloc-trim.node')),
   };
 }
 

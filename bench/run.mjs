@@ -363,7 +363,7 @@ function markdown(r) {
 
   return `# iogate benchmark
 
-${r.machine.date} · Node ${r.machine.node} \`${[r.machine.environment, r.machine.nodeOptions].filter(Boolean).join(' ')}\` · ${r.machine.cores} × ${r.machine.cpu} · ${r.machine.wrk} \`${r.machine.wrkArgs}\` · best of ${r.machine.rounds} alternating rounds per GET · load average ${fmt(r.machine.loadAverageBefore, 2)} before, ${fmt(r.machine.loadAverageAfter, 2)} after
+${r.machine.date} · Node ${r.machine.node} \`${[r.machine.environment, r.machine.nodeOptions].filter(Boolean).join(' ')}\` · ${r.machine.mallocTrimAddon ? 'with' : 'without'} the malloc_trim addon · ${r.machine.cores} × ${r.machine.cpu} · ${r.machine.wrk} \`${r.machine.wrkArgs}\` · best of ${r.machine.rounds} alternating rounds per GET · load average ${fmt(r.machine.loadAverageBefore, 2)} before, ${fmt(r.machine.loadAverageAfter, 2)} after
 
 Daemon: \`dist/iogate.js\` with \`bench/config.yaml\` (${r.devices} devices on simulated boards, two SIMULATOR buses, 50 Hz scans; \`/rest/all\` is ${fmt(r.restAllBytes)} bytes). Bare server: \`bench/bare-server.mjs\`, replaying iogate's own replies (same headers, same bytes). Idle figures come from a ${r.idleSeconds} s window opening ${r.idleAfterS} s after start-up. EVOK figures are published reference numbers for a comparable machine, not measured here.
 

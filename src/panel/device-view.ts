@@ -7,8 +7,11 @@ import { alias, deviceLabel } from './labels.js';
 // confirmed state (or an error) back into the card.
 
 export interface Actions {
-  /** Writes fields; resolves with the confirmed state, rejects with a message the card shows. */
-  write(view: DeviceView, fields: Record<string, unknown>): Promise<void>;
+  /**
+   * Writes fields; resolves with the confirmed state when the card should show it (not when the
+   * live feed will bring it), rejects with a message the card shows.
+   */
+  write(view: DeviceView, fields: Record<string, unknown>): Promise<Device | undefined>;
 }
 
 const SWITCHES = new Set(['do', 'ro', 'led', 'output', 'relay', 'digitaloutput']);
@@ -206,7 +209,10 @@ export class DeviceView {
     this.actions
       .write(this, fields)
       .then(
-        () => false,
+        (confirmed) => {
+          if (confirmed) this.update(confirmed);
+          return false;
+        },
         (error: unknown) => {
           this.showError(error instanceof Error ? error.message : String(error));
           return true;

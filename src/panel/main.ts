@@ -43,12 +43,18 @@ const queued = new Map<string, Device>();
 let frameRequested = false;
 let live: { restart(): void } | undefined;
 let firstOpen = true;
+/** The WebSocket feed is up: every change reaches the cards through it. */
+let linkLive = false;
 
 const actions: Actions = {
   async write(view, fields) {
     try {
       const confirmed = await write(view.device.dev, String(view.device.circuit), fields);
-      if (confirmed) view.update(confirmed);
+      // With the live feed up, the write's own change comes over the WebSocket, in order with
+      // every change after it. The reply comes over another connection and can arrive after a
+      // later change's push (the next scan's reading), so showing it would put an older state
+      // back; the card keeps what the feed says.
+      return linkLive ? undefined : confirmed;
     } catch (error) {
       if (error instanceof NeedsToken) askToken(error.message);
       throw error;
@@ -221,6 +227,7 @@ function applyFilter(): void {
 let pollTimer: number | undefined;
 
 function showLink(state: LinkState): void {
+  linkLive = state.kind === 'live';
   if (state.kind === 'live') {
     window.clearInterval(pollTimer);
     pollTimer = undefined;

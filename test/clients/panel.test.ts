@@ -372,6 +372,58 @@ describe('panel while a write is on the wire', { skip }, () => {
   });
 });
 
+describe('panel when a write\'s reply comes after the next change', { skip }, () => {
+  test('the card keeps the newer state the WebSocket brought, not the older one in the reply', async () => {
+    const slave = await startHeldWriteSlave();
+    const { dir, file } = configFile(
+      [`alias_file: ${join(mkdtempSync(join(tmpdir(), 'iogate-panel-')), 'alias.yaml')}`, 'apis:', '  websocket:', '    enabled: true', 'comm_channels:', busYaml('HELD', slave.port, 1, '00')].join('\n'),
+      'iogate-panel-',
+    );
+    const daemon = await spawnDaemon(['--config', file], { cwd: dir });
+    const chromium = await launchChromium();
+    try {
+      const page = await (await chromium.context()).newPage();
+      const errors = watchErrors(page);
+      // The page's own WebSocket, as the browser receives it: the scan after the write reads the
+      // output back as 0 (this stand-in slave keeps coils apart from the polled registers).
+      let sawOne = false;
+      let zeroPushed!: () => void;
+      const zeroAfterOne = new Promise<void>((resolve) => (zeroPushed = resolve));
+      page.on('websocket', (socket) =>
+        socket.on('framereceived', ({ payload }) => {
+          for (const device of JSON.parse(String(payload)) as Array<{ dev: string; circuit: string; value: number }>) {
+            if (device.dev !== 'do' || device.circuit !== '1_01') continue;
+            if (device.value === 1) sawOne = true;
+            else if (sawOne) zeroPushed();
+          }
+        }),
+      );
+      // The write's reply (value 1, true when the board confirmed it) reaches the page only once
+      // that later reading has been pushed and drawn: the order a slow HTTP path or a busy
+      // browser produces now and then.
+      await page.route('**/json/do/1_01', async (route) => {
+        const response = await route.fetch();
+        await zeroAfterOne;
+        await page.evaluate(() => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve))));
+        await route.fulfill({ response });
+      });
+      await page.goto(`${daemon.baseUrl}/`);
+      await page.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
+      await page.getByRole('switch', { name: 'do 1_01', exact: true }).click();
+      await slave.writeArrived;
+      slave.release();
+      await page.waitForSelector('[data-key="do/1_01"] [role=switch]:not([aria-busy])');
+      assert.equal(await page.locator('[data-key="do/1_01"] [role=switch]').getAttribute('aria-checked'), 'false');
+      assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0);
+      assert.deepEqual(errors, []);
+    } finally {
+      await chromium.close();
+      await daemon.stop();
+      await slave.close();
+    }
+  });
+});
+
 describe('panel with access tokens', { skip }, () => {
   test('it asks for the token, keeps it for the session and then works (HTTP and WebSocket)', async () => {
     const token = 'panel-browser-token-42';

@@ -118,7 +118,8 @@ if (process.platform === 'linux') {
   try {
     compileMallocTrim(compiler, [], mallocTrimFile(out, `${process.platform}-${process.arch}`));
   } catch (error) {
-    const reason = error.code === 'ENOENT' ? `no C compiler (${compiler})` : String(error.stderr || error.message).trim();
+    // ENOENT: no compiler; EACCES: one that cannot be run (as on CI's bare machine, where it is covered).
+    const reason = typeof error.code === 'string' ? `cannot run the C compiler ${compiler} (${error.code})` : String(error.stderr || error.message).trim();
     rmSync(join(out, 'native'), { recursive: true, force: true });
     console.warn(`build.mjs: ${out}/ without the malloc_trim addon: ${reason}`);
   }

@@ -119,7 +119,7 @@ if (process.platform === 'linux') {
     compileMallocTrim(compiler, [], mallocTrimFile(out, `${process.platform}-${process.arch}`));
   } catch (error) {
     // ENOENT: no compiler; EACCES: one that cannot be run (as on CI's bare machine, where it is covered).
-    const reason = typeof error.code === 'string' ? `cannot run the C compiler ${compiler} (${error.code})` : String(error.stderr || error.message).trim();
+    const reason = typeof error.code === 'string' ? `cannot run the C compiler ${compiler} (${error.code})` : String(error.stderr ?? '').trim() || error.message;
     rmSync(join(out, 'native'), { recursive: true, force: true });
     console.warn(`build.mjs: ${out}/ without the malloc_trim addon: ${reason}`);
   }

@@ -110,7 +110,7 @@ function compileAddon(arch, outFile) {
   try {
     compileMallocTrim(compiler, flags, outFile);
   } catch (error) {
-    const reason = error.code === 'ENOENT' ? `${compiler} not found (apt-get install ${packages})` : String(error.stderr || error.message).trim();
+    const reason = error.code === 'ENOENT' ? `${compiler} not found (apt-get install ${packages})` : String(error.stderr ?? '').trim() || error.message;
     throw new Error(`${arch}: cannot compile the malloc_trim addon: ${reason}`);
   }
 }

@@ -338,15 +338,37 @@ describe('panel with the WebSocket off', { skip }, () => {
   });
 });
 
+/** A daemon whose one board holds every write until the test releases it, and a browser. */
+async function heldWriteRig() {
+  const slave = await startHeldWriteSlave();
+  const { dir, file } = configFile(
+    [`alias_file: ${join(mkdtempSync(join(tmpdir(), 'iogate-panel-')), 'alias.yaml')}`, 'apis:', '  websocket:', '    enabled: true', 'comm_channels:', busYaml('HELD', slave.port, 1, '00')].join('\n'),
+    'iogate-panel-',
+  );
+  const daemon = await spawnDaemon(['--config', file], { cwd: dir }).catch(async (error) => {
+    await slave.close();
+    throw error;
+  });
+  const chromium = await launchChromium().catch(async (error) => {
+    await daemon.stop();
+    await slave.close();
+    throw error;
+  });
+  return {
+    slave,
+    daemon,
+    chromium,
+    async stop() {
+      await chromium.close();
+      await daemon.stop();
+      await slave.close();
+    },
+  };
+}
+
 describe('panel while a write is on the wire', { skip }, () => {
   test('the switch says "pending" until the board answers, then shows the true state', async () => {
-    const slave = await startHeldWriteSlave();
-    const { dir, file } = configFile(
-      [`alias_file: ${join(mkdtempSync(join(tmpdir(), 'iogate-panel-')), 'alias.yaml')}`, 'apis:', '  websocket:', '    enabled: true', 'comm_channels:', busYaml('HELD', slave.port, 1, '00')].join('\n'),
-      'iogate-panel-',
-    );
-    const daemon = await spawnDaemon(['--config', file], { cwd: dir });
-    const chromium = await launchChromium();
+    const { slave, daemon, chromium, stop } = await heldWriteRig();
     try {
       const { page, errors } = await openPanel(await chromium.context(), daemon.baseUrl);
       const toggle = page.getByRole('switch', { name: 'do 1_01', exact: true });
@@ -365,22 +387,14 @@ describe('panel while a write is on the wire', { skip }, () => {
       assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0);
       assert.deepEqual(errors, []);
     } finally {
-      await chromium.close();
-      await daemon.stop();
-      await slave.close();
+      await stop();
     }
   });
 });
 
 describe('panel when a write\'s reply comes after the next change', { skip }, () => {
   test('the card keeps the newer state the WebSocket brought, not the older one in the reply', async () => {
-    const slave = await startHeldWriteSlave();
-    const { dir, file } = configFile(
-      [`alias_file: ${join(mkdtempSync(join(tmpdir(), 'iogate-panel-')), 'alias.yaml')}`, 'apis:', '  websocket:', '    enabled: true', 'comm_channels:', busYaml('HELD', slave.port, 1, '00')].join('\n'),
-      'iogate-panel-',
-    );
-    const daemon = await spawnDaemon(['--config', file], { cwd: dir });
-    const chromium = await launchChromium();
+    const { slave, daemon, chromium, stop } = await heldWriteRig();
     try {
       const page = await (await chromium.context()).newPage();
       const errors = watchErrors(page);
@@ -417,9 +431,7 @@ describe('panel when a write\'s reply comes after the next change', { skip }, ()
       assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0);
       assert.deepEqual(errors, []);
     } finally {
-      await chromium.close();
-      await daemon.stop();
-      await slave.close();
+      await stop();
     }
   });
 });

@@ -1,8 +1,9 @@
 // Builds dist/iogate_<version>_<arch>.deb for the PLCs' architectures with
 // Debian's dpkg-deb: the bundle built by build.mjs, that architecture's
 // serialport prebuild only, iogate's malloc_trim addon compiled for it
-// (Debian's cross compilers: deploy/native-addon.mjs), the systemd unit, a default configuration, the
-// man page and the maintainer scripts in deploy/debian/.
+// (Debian's cross compilers: deploy/native-addon.mjs), the systemd unit, a
+// default configuration, the man page and the maintainer scripts in
+// deploy/debian/.
 //
 //   node deploy/package.mjs [--version V] [--bundle DIR] [--out DIR] [--arch amd64,arm64,armhf]
 //

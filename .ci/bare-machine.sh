@@ -5,8 +5,7 @@
 # private mount namespace (each program is covered by /dev/null, so running
 # it fails), which lasts only for this one command. So is the C compiler: the
 # build then leaves out the optional malloc_trim addon, and the daemon must
-# run without it. Afterwards, nothing may
-# have been written to EVOK's folders.
+# run without it. Afterwards, nothing may have been written to EVOK's folders.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d /tmp/iogate-bare-XXXXXX)

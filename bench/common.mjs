@@ -9,6 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { mallocTrimFile } from '../deploy/native-addon.mjs';
 
 export const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 export const BUNDLE = fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
@@ -103,7 +104,7 @@ export function machineFacts({ threads, connections, seconds, nodeOptions, round
     nodeOptions: nodeOptions.join(' '),
     rounds,
     // Whether the daemon could trim its C heap after a burst (README "Memory"): built only where a C compiler was.
-    mallocTrimAddon: existsSync(join(dirname(BUNDLE), 'native', `${process.platform}-${process.arch}`, 'malloc-trim.node')),
+    mallocTrimAddon: existsSync(mallocTrimFile(dirname(BUNDLE), `${process.platform}-${process.arch}`)),
   };
 }
 

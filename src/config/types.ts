@@ -164,4 +164,6 @@ export interface Config {
   hwDefinitionDirs: string[];
   /** Where aliases are stored (EVOK: /var/lib/evok/alias.yaml). */
   aliasFile: string;
+  /** Where other state that survives a restart is kept (src/state/); default: the alias file's folder. */
+  stateDir: string;
 }

@@ -15,6 +15,7 @@ import { ConfigError } from './config/errors.js';
 import { loadConfig } from './config/load.js';
 import { startupSummary } from './config/summary.js';
 import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './exit-codes.js';
+import { exitOnUnexpectedErrors } from './unexpected-error.js';
 import { createLogger, type LogLevel } from './log.js';
 import { openLogFile, type LogFile } from './log-file.js';
 import { buildRuntime } from './runtime.js';
@@ -118,6 +119,7 @@ function main(): void {
     logFile?.write(line);
   };
   const log = createLogger(level, output);
+  exitOnUnexpectedErrors(output);
   for (const warning of warnings) log.warn(warning);
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
@@ -128,6 +130,7 @@ function main(): void {
     version: VERSION_TEXT,
     metrics: runtime,
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
+    log,
     ...guards,
   });
   const { websocket, webhook } = config.apis;
@@ -137,7 +140,20 @@ function main(): void {
       })
     : undefined;
   const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
+  let listening = false;
+  let acceptWarnedAt = -Infinity;
   server.on('error', (error: NodeJS.ErrnoException) => {
+    if (listening) {
+      // Once listening, only accept() fails here (out of descriptors, say):
+      // that connection is lost, the listener stays open and serves on.
+      const now = performance.now();
+      const message = `HTTP server: a connection could not be accepted: ${error.message}`;
+      if (now - acceptWarnedAt >= 60_000) {
+        acceptWarnedAt = now;
+        log.warn(`${message} (further ones within a minute are logged at DEBUG)`);
+      } else log.debug(message);
+      return;
+    }
     const where = `${config.apis.address}:${config.apis.port}`;
     if (error.code === 'EADDRINUSE') {
       // Usually EVOK (or a second iogate) still running: worth another try later, not a tight loop.
@@ -158,6 +174,7 @@ function main(): void {
   void runtime.start().then(async () => {
     if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
     server.listen(config.apis.port, config.apis.address, () => {
+      listening = true;
       const address = server.address();
       const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
       // The level in force (--debug wins) and the file only if it is really written.

@@ -14,6 +14,8 @@ import { Duplex } from 'node:stream';
 // then is an error reply to a request cut short (a partial head), and the
 // socket is closed rather than left with half a conversation.
 
+const ignoreError = (): void => undefined;
+
 export class ConnectionBridge extends Duplex {
   /** Requests whose head HTTP has parsed and whose reply has not finished. */
   inFlight = 0;
@@ -27,6 +29,10 @@ export class ConnectionBridge extends Duplex {
     private readonly onClosed: (bridge: ConnectionBridge, socketKept: boolean) => void,
   ) {
     super({ decodeStrings: false });
+    // A write after the socket closed fails here too; HTTP listens while it
+    // holds the bridge, and this keeps it heard after an upgrade took the
+    // socket away. The socket's own error is counted where it is watched (admission).
+    this.on('error', ignoreError);
   }
 
   // What HTTP and the route handlers ask of a connection.

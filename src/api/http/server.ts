@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { RequestError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
 import { admitConnections, type AdmissionStats } from './admission.js';
 import { handleBulk } from './bulk.js';
@@ -22,6 +23,8 @@ export interface HttpContext extends DeviceRouteContext, ApiGuards {
   metrics?: MetricsSource;
   /** The control panel served at `/`; without it `/` is a 404, as in EVOK. */
   panel?: ServedPanel;
+  /** Where client socket errors are logged (at DEBUG); they are counted either way. */
+  log?: Logger;
 }
 
 export function createHttpServer(ctx: HttpContext): Server {
@@ -44,7 +47,7 @@ export function createHttpServer(ctx: HttpContext): Server {
   // Not server.maxConnections: that turns the newest client away, however
   // well it behaves; admission lets the connections worth least go instead.
   // Requests (and so the handler above, which reads this) come only once the server listens.
-  const admission = admitConnections(server, limits);
+  const admission = admitConnections(server, limits, ctx.log);
   // An idle keep-alive connection holds one of maxConnections; free it soon.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;

@@ -39,7 +39,8 @@ Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen
   -h, --help          print this help and exit
 
 Exit status: 0 stopped by SIGTERM/SIGINT, 2 bad command line, 78 configuration
-error (not worth restarting), 75 the HTTP port is in use (try again later).
+error (not worth restarting), 75 the HTTP port is in use (try again later),
+70 internal error (logged with its stack; restart).
 
 Environment:
   IOGATE_STATS_MS=N   every N ms write a 'stats {...}' JSON line of counters

@@ -1,7 +1,8 @@
 import type { Duplex } from 'node:stream';
 import type { Logger } from '../../log.js';
 
-// Errors of client connections: a reset, a broken pipe, a kernel timeout.
+// Errors of client connections: a reset, a broken pipe, a kernel timeout, and
+// the parse errors node:http closes a connection with.
 // They are the client's business, never the daemon's: each is logged at
 // DEBUG, counted for /metrics, and the socket closes as it would anyway.
 //
@@ -16,10 +17,20 @@ import type { Logger } from '../../log.js';
 // One listener function for every socket (called with the socket as `this`),
 // so a connection costs no closure.
 
-/** The codes counted by name; anything else counts as `other`, so the label set stays bounded. */
-export const SOCKET_ERROR_CODES = ['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH'] as const;
+/**
+ * The codes counted by name; node:http's parse errors (HPE_INVALID_METHOD, …),
+ * with which it closes a connection after its 400 answer, count as `HPE`, and
+ * anything else as `other`, so the label set stays bounded.
+ */
+export const SOCKET_ERROR_CODES = ['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED', 'EHOSTUNREACH', 'ENETUNREACH', 'ERR_HTTP_REQUEST_TIMEOUT', 'HPE'] as const;
 
 export type SocketErrorCode = (typeof SOCKET_ERROR_CODES)[number] | 'other';
+
+function label(code: string | undefined): SocketErrorCode {
+  if (code === undefined) return 'other';
+  if (code.startsWith('HPE_')) return 'HPE';
+  return (SOCKET_ERROR_CODES as readonly string[]).includes(code) ? (code as SocketErrorCode) : 'other';
+}
 
 export class ClientSocketErrors {
   /** Errors so far, by code. */
@@ -30,8 +41,7 @@ export class ClientSocketErrors {
     const counts = Object.fromEntries([...SOCKET_ERROR_CODES, 'other'].map((code) => [code, 0])) as Record<SocketErrorCode, number>;
     this.counts = counts;
     this.listener = function (error) {
-      const code = (SOCKET_ERROR_CODES as readonly string[]).includes(error.code ?? '') ? (error.code as SocketErrorCode) : 'other';
-      counts[code]++;
+      counts[label(error.code)]++;
       // remoteAddress is cached from accept (admission reads it), so it is still known after a reset.
       const peer = this as Duplex & { remoteAddress?: string; remotePort?: number };
       log?.debug(`client ${peer.remoteAddress}:${peer.remotePort}: ${error.message}`);

@@ -29,9 +29,10 @@ export class ConnectionBridge extends Duplex {
     private readonly onClosed: (bridge: ConnectionBridge, socketKept: boolean) => void,
   ) {
     super({ decodeStrings: false });
-    // A write after the socket closed fails here too; HTTP listens while it
-    // holds the bridge, and this keeps it heard after an upgrade took the
-    // socket away. The socket's own error is counted where it is watched (admission).
+    // HTTP listens while it holds the bridge; this keeps a late error (a
+    // write after the socket closed) heard after an upgrade took the socket
+    // away. Errors are counted on the socket, where admission watches it:
+    // its own, and HTTP's (a request it cannot parse) passed on by _destroy.
     this.on('error', ignoreError);
   }
 
@@ -106,7 +107,7 @@ export class ConnectionBridge extends Duplex {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (!this.detaching) this.socket.destroy();
+    if (!this.detaching) this.socket.destroy(error ?? undefined);
     this.onClosed(this, this.detaching && !this.socket.destroyed);
     callback(error);
   }

@@ -62,12 +62,17 @@ function upgradeRequest(port: number, { path, headers }: Refusal): string {
     .join('\r\n')}\r\n\r\n`;
 }
 
+function written(socket: Socket, data: string | Buffer): Promise<void> {
+  return new Promise((resolve, reject) => socket.write(data, (error) => (error ? reject(error) : resolve())));
+}
+
 /** Sends the upgrade; resets at once, or once the refusal's status line has arrived (returned). */
 async function upgradeThenReset(port: number, refusal: Refusal, moment: 'at once' | 'after the reply'): Promise<string> {
   const socket: Socket = connect(port, '127.0.0.1');
   socket.on('error', () => undefined);
   await once(socket, 'connect');
-  socket.write(upgradeRequest(port, refusal));
+  // Written before the reset, which would otherwise turn into a plain close (FIN).
+  await written(socket, upgradeRequest(port, refusal));
   let reply = '';
   if (moment === 'after the reply') {
     socket.setEncoding('latin1');
@@ -155,6 +160,71 @@ for (const [mode, limits] of [
     test('the WebSocket client that was admitted is still connected and answered', async () => {
       holder.send({ cmd: 'full', dev: 'do', circuit: '1_01' });
       assert.equal((await holder.reply()).dev, 'do');
+    });
+
+    /** Until a pong frame arrives (frames from the server are unmasked; pushes may come first). */
+    async function pong(socket: Socket): Promise<void> {
+      let bytes = Buffer.alloc(0);
+      for (;;) {
+        while (bytes.length >= 2) {
+          const short = bytes[1]! & 0x7f;
+          const [head, length] = short === 126 ? [4, bytes.length >= 4 ? bytes.readUInt16BE(2) : Infinity] : short === 127 ? [10, bytes.length >= 10 ? Number(bytes.readBigUInt64BE(2)) : Infinity] : [2, short];
+          if (bytes.length < head + length) break;
+          if ((bytes[0]! & 0x0f) === 0x0a) return;
+          bytes = bytes.subarray(head + length);
+        }
+        bytes = Buffer.concat([bytes, (await once(socket, 'data'))[0] as Buffer]);
+      }
+    }
+
+    /** A WebSocket admitted with the write token, as a raw socket, its handshake answer read. */
+    async function rawWebSocket(): Promise<Socket> {
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      await once(socket, 'connect');
+      await written(socket, upgradeRequest(port, { name: 'admitted', status: 101, path: `/ws?token=${WRITE}`, headers: {} }));
+      let reply = '';
+      while (!reply.includes('\r\n\r\n')) reply += ((await once(socket, 'data'))[0] as Buffer).toString('latin1');
+      assert.match(reply, /^HTTP\/1\.1 101 /);
+      return socket;
+    }
+
+    test('an admitted WebSocket client that resets mid-frame: the daemon serves on', async () => {
+      await holder.close();
+      const socket = await rawWebSocket();
+      // A masked text frame announcing 100 bytes, of which 10 arrive.
+      await written(socket, Buffer.concat([Buffer.from([0x81, 0x80 | 100, 1, 2, 3, 4]), Buffer.alloc(10, 0x20)]));
+      socket.resetAndDestroy();
+      await once(socket, 'close');
+      await assertServing(daemon);
+    });
+
+    test('an admitted WebSocket client that resets once all it sent was read: counted, and the daemon serves on', async () => {
+      const before = await socketErrors(daemon);
+      const socket = await rawWebSocket();
+      // A ping; its pong says the daemon has read everything, so the reset meets an empty queue
+      // (with data still unread, Linux reports the reset to the reader as a plain end of stream).
+      await written(socket, Buffer.from([0x89, 0x80, 1, 2, 3, 4]));
+      await pong(socket);
+      socket.resetAndDestroy();
+      await once(socket, 'close');
+      assert.ok((await errorsAbove(daemon, before)) > before, 'the reset is counted');
+      await assertServing(daemon);
+    });
+
+    test('a request HTTP cannot parse is answered 400 and counted as HPE', async () => {
+      const metric = async () => Number(/^iogate_http_socket_errors_total\{code="HPE"\} (\d+)$/m.exec((await httpCall(daemon.baseUrl, '/metrics', { headers: bearer(READ) })).text)?.[1]);
+      const before = await metric();
+      const socket = connect(port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.setEncoding('latin1');
+      socket.write('G\0T / HTTP/1.1\r\n\r\n');
+      let reply = '';
+      socket.on('data', (chunk: string) => (reply += chunk));
+      await once(socket, 'close');
+      assert.match(reply, /^HTTP\/1\.1 400 /);
+      assert.equal(await metric(), before + 1);
+      await assertServing(daemon);
     });
   });
 }

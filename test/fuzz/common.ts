@@ -49,6 +49,15 @@ export function openSocket(port: number, localAddress: string, timeoutMs = 2000)
   });
 }
 
+/** An attacker's connection from one of its addresses, counted as `<name>.connections` (or `.connect_failures`). */
+export async function attackerSocket(target: Target, rng: Random, name: string): Promise<Socket | undefined> {
+  const socket = await openSocket(target.port, rng.pick(ATTACKER_ADDRESSES));
+  count(target.counts, socket ? `${name}.connections` : `${name}.connect_failures`);
+  // A daemon that does not accept now is not hammered in a tight loop.
+  if (!socket) await sleep(20);
+  return socket;
+}
+
 /** Resolves when `socket` closed, or after `ms`; the socket stays as it is. */
 export function closedWithin(socket: Socket, ms: number): Promise<boolean> {
   if (socket.destroyed) return Promise.resolve(true);

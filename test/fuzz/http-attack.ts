@@ -1,4 +1,4 @@
-import { ATTACKER_ADDRESSES, READ_TOKEN, WRITE_TOKEN, closedWithin, count, letGo, openSocket, runWorkers, sleep, type Target } from './common.js';
+import { READ_TOKEN, WRITE_TOKEN, attackerSocket, closedWithin, count, letGo, runWorkers, sleep, type Target } from './common.js';
 import type { Random } from './random.js';
 
 // Raw HTTP at the daemon's port: random methods, paths, headers and bodies,
@@ -89,13 +89,8 @@ export function httpRequest(rng: Random, port: number): Buffer {
 export async function httpAttack(target: Target, rng: Random, workers: number): Promise<void> {
   const { counts } = target;
   await runWorkers(target, rng, 'http', workers, async (rng) => {
-    const socket = await openSocket(target.port, rng.pick(ATTACKER_ADDRESSES));
-    if (!socket) {
-      count(counts, 'http.connect_failures');
-      await sleep(20);
-      return;
-    }
-    count(counts, 'http.connections');
+    const socket = await attackerSocket(target, rng, 'http');
+    if (!socket) return;
     const reading = rng.chance(0.85);
     if (reading) {
       socket.on('data', (chunk: Buffer) => {

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { ATTACKER_ADDRESSES, READ_TOKEN, WRITE_TOKEN, closedWithin, count, letGo, openSocket, runWorkers, sleep, type Target } from './common.js';
+import { READ_TOKEN, WRITE_TOKEN, attackerSocket, closedWithin, count, letGo, runWorkers, sleep, type Target } from './common.js';
 import type { Random } from './random.js';
 
 // WebSocket at /ws: random handshakes (most of them good, the rest refused by
@@ -107,13 +107,8 @@ function answerStatus(socket: Socket, ms: number): Promise<number> {
 export async function wsAttack(target: Target, rng: Random, workers: number): Promise<void> {
   const { counts } = target;
   await runWorkers(target, rng, 'ws', workers, async (rng) => {
-    const socket = await openSocket(target.port, rng.pick(ATTACKER_ADDRESSES));
-    if (!socket) {
-      count(counts, 'ws.connect_failures');
-      await sleep(20);
-      return;
-    }
-    count(counts, 'ws.connections');
+    const socket = await attackerSocket(target, rng, 'ws');
+    if (!socket) return;
     socket.write(handshake(rng, target.port));
     // A reset right after the handshake, before any answer.
     if (rng.chance(0.1)) {

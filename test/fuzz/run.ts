@@ -235,6 +235,8 @@ async function main(): Promise<number> {
       const metrics = await metricsText(daemon.port).catch((error: Error) => `unavailable: ${error.message}`);
       const socketErrors = [...metrics.matchAll(/^iogate_http_socket_errors_total\{code="(\w+)"\} (\d+)$/gm)].filter(([, , n]) => n !== '0').map(([, code, n]) => `${code} ${n}`);
       say(`daemon counted socket errors: ${socketErrors.join(', ') || 'none (or no such metric in this build)'}`);
+      // Directory listings from the hostile owserver add devices, up to the bus's cap: part of what RSS grows by.
+      say(`1-Wire devices the daemon holds: ${/^iogate_owbus_sensors\{bus="OW"\} (\d+)$/m.exec(metrics)?.[1] ?? 'unknown'}`);
     }
     supervisor.stop().catch(() => undefined);
     supervisor = undefined;

@@ -15,6 +15,8 @@ export const MOSQUITTO = '/usr/sbin/mosquitto';
 export interface Broker {
   port: number;
   child: ChildProcess;
+  /** Its configuration's directory, for the caller to remove. */
+  dir: string;
 }
 
 export function mosquittoInstalled(): boolean {
@@ -37,7 +39,7 @@ export async function startMosquitto(): Promise<Broker> {
       });
       socket.once('error', () => resolve(false));
     });
-    if (accepting) return { port, child };
+    if (accepting) return { port, child, dir };
     await sleep(50);
   }
   child.kill('SIGKILL');

@@ -1,4 +1,5 @@
 import { randomInt } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
 import { READ_TOKEN, sleep, type Counters, type Peer, type Target } from './common.js';
@@ -125,9 +126,11 @@ async function main(): Promise<number> {
     say(`FAILURE: ${failure}`);
   };
 
-  // Whatever happens, every process started here is stopped, by its PID.
+  const tempDirs: string[] = [];
+  // Whatever happens, every process started here is stopped, by its PID, and its files removed.
   const killAll = () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
+    for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   };
   process.on('exit', killAll);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -153,10 +156,12 @@ async function main(): Promise<number> {
     if (options.mqtt) {
       broker = await startMosquitto();
       children.push(broker.child);
+      tempDirs.push(broker.dir);
       broker.child.once('exit', (code, signal) => fail(`mosquitto exited with ${code ?? signal}`));
       say(`mosquitto pid ${broker.child.pid} on port ${broker.port}`);
     }
     const { dir, file } = writeConfig({ modbus: modbusPort, owserver: owserverPort, mqtt: broker?.port });
+    tempDirs.push(dir);
     say(`daemon config ${file}`);
     daemon = await startDaemon(options.daemon, file, dir, fail);
     children.push(daemon.child);

@@ -270,7 +270,7 @@ describe('panel in Chromium', { skip }, () => {
         await shot.close();
       }
     }
-    // For the README: IOGATE_PANEL_SCREENSHOT=docs/panel.png npm run test:clients
+    // For docs/panel.md: IOGATE_PANEL_SCREENSHOT=docs/panel.png npm run test:clients
     const target = process.env['IOGATE_PANEL_SCREENSHOT'];
     if (target) copyFileSync(join(dir, 'panel-desktop-light.png'), target);
     process.stderr.write(`panel screenshots:\n  ${paths.join('\n  ')}\n`);

@@ -1,4 +1,4 @@
-import { parseFields, type FieldSpec } from './fields.js';
+import { parseFields, schemaRefusal, type FieldSpec, type UnknownField } from './fields.js';
 import { floatText, objectJson } from '../json-text.js';
 
 // A device is one addressable thing of the API (`di 1_01`, `ro 2_03` …). It
@@ -54,6 +54,8 @@ export abstract class Device<P extends object = object> {
    * a DI's debounce, a watchdog's timeout). `alias` is one for every type.
    */
   protected readonly settingFields: ReadonlySet<string> = NO_FIELDS;
+  /** How a field this type does not take is refused: EVOK's error key differs by type. */
+  protected readonly unknownField: UnknownField = schemaRefusal;
 
   constructor(readonly circuit: string) {}
 
@@ -107,7 +109,7 @@ export abstract class Device<P extends object = object> {
    * performs it. Splitting the two keeps a half-valid request from writing half.
    */
   prepareWrite(raw: Readonly<Record<string, unknown>>): () => Promise<void> {
-    const params = parseFields(this.writeSpec, raw);
+    const params = parseFields(this.writeSpec, raw, this.unknownField);
     this.checkWrite(params);
     return () => this.apply(params);
   }

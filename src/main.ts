@@ -15,11 +15,13 @@ import { ConfigError } from './config/errors.js';
 import { loadConfig } from './config/load.js';
 import { startupSummary } from './config/summary.js';
 import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './exit-codes.js';
+import { exitOnUnexpectedErrors } from './unexpected-error.js';
 import { createLogger, type LogLevel } from './log.js';
 import { openLogFile, type LogFile } from './log-file.js';
 import { buildRuntime } from './runtime.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { startStatsLine } from './stats-line.js';
+import { TrendStore } from './trends/trend-store.js';
 import { VERSION, VERSION_TEXT } from './version.js';
 
 // Command-line entry of the daemon.
@@ -38,7 +40,8 @@ Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen
   -h, --help          print this help and exit
 
 Exit status: 0 stopped by SIGTERM/SIGINT, 2 bad command line, 78 configuration
-error (not worth restarting), 75 the HTTP port is in use (try again later).
+error (not worth restarting), 75 the HTTP port is in use (try again later),
+70 internal error (logged with its stack; restart).
 
 Environment:
   IOGATE_STATS_MS=N   every N ms write a 'stats {...}' JSON line of counters
@@ -118,16 +121,20 @@ function main(): void {
     logFile?.write(line);
   };
   const log = createLogger(level, output);
+  exitOnUnexpectedErrors(output);
   for (const warning of warnings) log.warn(warning);
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
   const guards = apiGuards(config.apis);
+  const trends = new TrendStore(runtime.registry);
   const server = createHttpServer({
     registry: runtime.registry,
     feed: runtime.feed,
     version: VERSION_TEXT,
     metrics: runtime,
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
+    log,
+    trends,
     ...guards,
   });
   const { websocket, webhook } = config.apis;
@@ -137,7 +144,20 @@ function main(): void {
       })
     : undefined;
   const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
+  let listening = false;
+  let acceptWarnedAt = -Infinity;
   server.on('error', (error: NodeJS.ErrnoException) => {
+    if (listening) {
+      // Once listening, only accept() fails here (out of descriptors, say):
+      // that connection is lost, the listener stays open and serves on.
+      const now = performance.now();
+      const message = `HTTP server: a connection could not be accepted: ${error.message}`;
+      if (now - acceptWarnedAt >= 60_000) {
+        acceptWarnedAt = now;
+        log.warn(`${message} (further ones within a minute are logged at DEBUG)`);
+      } else log.debug(message);
+      return;
+    }
     const where = `${config.apis.address}:${config.apis.port}`;
     if (error.code === 'EADDRINUSE') {
       // Usually EVOK (or a second iogate) still running: worth another try later, not a tight loop.
@@ -156,8 +176,10 @@ function main(): void {
   if (statsMs > 0) startStatsLine(runtime, statsMs, (line) => process.stderr.write(line));
   let mqtt: MqttBridge | undefined;
   void runtime.start().then(async () => {
+    trends.start();
     if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
     server.listen(config.apis.port, config.apis.address, () => {
+      listening = true;
       const address = server.address();
       const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
       // The level in force (--debug wins) and the file only if it is really written.

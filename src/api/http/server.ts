@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { RequestError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
 import { admitConnections, type AdmissionStats } from './admission.js';
 import { handleBulk } from './bulk.js';
@@ -10,6 +11,9 @@ import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metri
 import { handleRpc } from '../rpc/endpoint.js';
 import { sendError, sendRead, useReplyHeaders } from './respond.js';
 import { sendPanel, type ServedPanel } from '../panel/serve.js';
+import type { TrendStore } from '../../trends/trend-store.js';
+import { VERSION } from '../../version.js';
+import { openApiDocument } from './openapi.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
 // segment: no regular expressions on the request path.
@@ -22,7 +26,13 @@ export interface HttpContext extends DeviceRouteContext, ApiGuards {
   metrics?: MetricsSource;
   /** The control panel served at `/`; without it `/` is a 404, as in EVOK. */
   panel?: ServedPanel;
+  /** Where client socket errors are logged (at DEBUG); they are counted either way. */
+  log?: Logger;
+  /** The last hour of analog and 1-Wire values behind `GET /trends`; without it the route is absent. */
+  trends?: TrendStore;
 }
+
+let openApiText: string | undefined;
 
 export function createHttpServer(ctx: HttpContext): Server {
   const { limits } = ctx;
@@ -44,7 +54,7 @@ export function createHttpServer(ctx: HttpContext): Server {
   // Not server.maxConnections: that turns the newest client away, however
   // well it behaves; admission lets the connections worth least go instead.
   // Requests (and so the handler above, which reads this) come only once the server listens.
-  const admission = admitConnections(server, limits);
+  const admission = admitConnections(server, limits, ctx.log);
   // An idle keep-alive connection holds one of maxConnections; free it soon.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;
@@ -86,6 +96,16 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
       if (segments.length !== 1) break;
       if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
       sendRead(req, res, ctx.version, undefined, 'text');
+      return;
+    case 'openapi.json':
+      if (segments.length !== 1) break;
+      if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
+      sendRead(req, res, (openApiText ??= JSON.stringify(openApiDocument(VERSION))));
+      return;
+    case 'trends':
+      if (segments.length !== 1 || !ctx.trends) break;
+      if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
+      sendRead(req, res, ctx.trends.json());
       return;
     case 'metrics': {
       if (segments.length !== 1 || !ctx.metrics) break;

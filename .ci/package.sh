@@ -73,7 +73,8 @@ for arch in amd64 arm64 armhf; do
   check "$arch: native files for $platform only ($prebuilds files)" test "$prebuilds" -ge 2 -a "$others" -eq 0
   check "$arch: the malloc_trim addon for $platform" grep -qxF "./usr/lib/iogate/native/$platform/malloc-trim.node" <<<"$listing"
   for file in ./usr/lib/iogate/iogate.js ./lib/systemd/system/iogate.service ./usr/share/iogate/config.yaml \
-    ./usr/share/man/man1/iogate.1.gz ./usr/share/doc/iogate/copyright ./usr/bin/iogate; do
+    ./usr/share/man/man1/iogate.1.gz ./usr/share/doc/iogate/copyright ./usr/bin/iogate \
+    ./usr/share/iogate/openapi.json ./usr/share/doc/iogate/docs/api.md.gz; do
     check "$arch: contains $file" grep -qxF "$file" <<<"$listing"
   done
   check "$arch: Depends: nodejs (>= 18)" sh -c "dpkg-deb -f 'dist/iogate_${version}_${arch}.deb' Depends | grep -q 'nodejs (>= 18)'"

@@ -123,7 +123,9 @@ async function startFeedServer(page, devices) {
 
 async function measureUpdates(browser, daemonUrl) {
   const pageReply = await fetch(`${daemonUrl}/`);
-  const page = { headers: Object.fromEntries([...pageReply.headers].filter(([name]) => !['connection', 'keep-alive', 'date', 'transfer-encoding'].includes(name))), body: await pageReply.text() };
+  // fetch has decoded the page (the daemon sends it compressed): its encoding and length headers no longer apply.
+  const dropped = ['connection', 'keep-alive', 'date', 'transfer-encoding', 'content-encoding', 'content-length', 'etag'];
+  const page = { headers: Object.fromEntries([...pageReply.headers].filter(([name]) => !dropped.includes(name))), body: await pageReply.text() };
   const devices = await (await fetch(`${daemonUrl}/rest/all`)).json();
   // The fed devices: every digital input (value and counter change), the rest stay still.
   const fed = devices.filter((device) => device.dev === 'di');

@@ -34,6 +34,8 @@ const MULTI_SENSOR = [
   { field: 'vad', label: 'Sensed (VAD)', unit: 'V' },
 ];
 
+const SPARK_WIDTH = 100;
+
 interface Trend {
   key: string;
   field: string;
@@ -127,11 +129,11 @@ export class DeviceView {
     const watchdog = device.dev === 'wd' || device.dev === 'watchdog';
     // A watchdog's timeout goes under its name, so the name is never cut.
     const head = watchdog ? h('div', { class: 'head' }, this.nameText) : h('div', { class: 'head' }, this.nameText, this.value);
-    this.root = h('article', { class: 'dev card-live', 'data-key': this.key }, head);
+    this.root = h('article', { class: sensorTitle(device) ? 'dev sensor card-live' : 'dev card-live', 'data-key': this.key }, head);
     if (SWITCHES.has(device.dev) || watchdog) head.append(this.buildSwitch());
     if (watchdog) this.root.append(h('div', { class: 'sub' }, this.value));
-    // The card's main value gets its chart beside it, in the head.
-    for (const trended of TRENDED[device.dev] ?? []) head.insertBefore(this.buildTrend(trended.field, trended.label, trended.unit), this.value);
+    // The card's main value gets its chart beside it, in the head; the two stay together when they wrap.
+    for (const trended of TRENDED[device.dev] ?? []) head.append(h('span', { class: 'main' }, this.buildTrend(trended.field, trended.label, trended.unit), this.value));
     if (device.dev === '1wdevice' && 'humidity' in device) {
       const rows = h('div', { class: 'readings' });
       for (const reading of MULTI_SENSOR) rows.append(this.buildTrend(reading.field, reading.label, reading.unit));
@@ -195,7 +197,7 @@ export class DeviceView {
 
   private buildTrend(field: string, label: string, unit?: string): HTMLElement {
     const key = seriesKey(this.device.dev, String(this.device.circuit), field);
-    const svg = svgElement('svg', { viewBox: '0 0 120 24', width: 120, height: 24, 'aria-hidden': 'true', focusable: 'false' });
+    const svg = svgElement('svg', { viewBox: `0 0 ${SPARK_WIDTH} 24`, width: SPARK_WIDTH, height: 24, 'aria-hidden': 'true', focusable: 'false' });
     const what = `${label || 'value'} ${deviceLabel(this.device)}`;
     const button = h('button', { type: 'button', class: 'spark', 'aria-label': `Trend of ${what}, last hour` });
     button.append(svg);
@@ -212,7 +214,7 @@ export class DeviceView {
   }
 
   private drawTrend(trend: Trend): void {
-    drawChart(trend.svg, trend.key, { width: 120, height: 24 });
+    drawChart(trend.svg, trend.key, { width: SPARK_WIDTH, height: 24 });
     if (trend.text) {
       const value = this.device[trend.field];
       setText(trend.text, value === null || value === undefined ? '–' : `${formatNumber(value)} ${trend.unit}`);

@@ -103,8 +103,9 @@ export interface ChartBox {
 
 /**
  * Draws the last hour of a series into `svg`: one polyline per unbroken run
- * of values (a gap where nothing was read). The y range is the hour's own,
- * widened a little so a flat line sits in the middle.
+ * of values (a gap where nothing was read). The time axis spans the hour, or
+ * less while the series is younger (a daemon just started); the y range is
+ * the values' own, widened a little so a flat line sits in the middle.
  */
 export function drawChart(svg: SVGSVGElement, key: string, box: ChartBox, axes = false, now = Date.now()): void {
   const { width, height, left = 0, bottom = 0 } = box;
@@ -118,7 +119,9 @@ export function drawChart(svg: SVGSVGElement, key: string, box: ChartBox, axes =
     hi += pad;
     const plotW = width - left;
     const plotH = height - bottom;
-    const x = (t: number) => left + ((t - (now - HOUR_MS)) / HOUR_MS) * plotW;
+    const first = series.t.find((t) => t >= now - HOUR_MS) ?? now;
+    const span = Math.max(now - first, 60_000);
+    const x = (t: number) => left + ((t - (now - span)) / span) * plotW;
     const y = (v: number) => (1 - (v - lo) / (hi - lo)) * plotH;
     let run: string[] = [];
     const flush = () => {
@@ -142,8 +145,9 @@ export function drawChart(svg: SVGSVGElement, key: string, box: ChartBox, axes =
         lines.push(Object.assign(svgElement('text', { x: lx, y: ly, 'text-anchor': anchor, class: 'axis' }), { textContent: text }));
       label(formatNumber(Number(range[1].toPrecision(4))), left - 6, 12, 'end');
       label(formatNumber(Number(range[0].toPrecision(4))), left - 6, plotH - 2, 'end');
-      for (const [minutes, anchor] of [[60, 'start'], [30, 'middle'], [0, 'end']] as const) {
-        label(minutes === 0 ? 'now' : `−${minutes} min`, x(now - minutes * 60_000), height - 4, anchor);
+      const ago = (ms: number) => (ms >= 60_000 ? `−${Math.round(ms / 60_000)} min` : `−${Math.round(ms / 1000)} s`);
+      for (const [fraction, anchor] of [[1, 'start'], [0.5, 'middle'], [0, 'end']] as const) {
+        label(fraction === 0 ? 'now' : ago(span * fraction), x(now - span * fraction), height - 4, anchor);
       }
       lines.push(svgElement('line', { x1: left, y1: plotH, x2: width, y2: plotH, class: 'grid-line' }));
       lines.push(svgElement('line', { x1: left, y1: 0, x2: left, y2: plotH, class: 'grid-line' }));

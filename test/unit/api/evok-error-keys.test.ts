@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startGate, type Gate } from '../../helpers/in-process.js';
+import { STILL_BOARD, startGate, type Gate } from '../../helpers/in-process.js';
 
 // The error keys EVOK clients may test, for the cases where EVOK's key
 // depends on how EVOK failed (reference: EVOK's API notes §4, §5): an unknown
@@ -9,18 +9,8 @@ import { startGate, type Gate } from '../../helpers/in-process.js';
 // a data_point write is EVOK's plain Exception; `/json` reads its body as
 // JSON whatever the Content-Type, so a form body is a JSONDecodeError.
 
-const BOARDS = `
-apis:
-  websocket:
-    enabled: false
-comm_channels:
-  SIM:
-    type: SIMULATOR
-    toggle_ms: 0
-    devices:
-      1:
-        model: "00"
-      2:
+// The still board (a Brain board as slave 1), a relay board and an xG18 with data points.
+const BOARDS = `${STILL_BOARD}      2:
         model: "01"
         slave-id: 2
       3:

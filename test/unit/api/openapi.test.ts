@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 import { configFile } from '../../helpers/http-call.js';
+import { STILL_BOARD } from '../../helpers/in-process.js';
 import { schemaProblems } from '../../helpers/schema-check.js';
 
 // /openapi.json describes what the daemon answers: every device of a
@@ -12,18 +13,8 @@ import { schemaProblems } from '../../helpers/schema-check.js';
 // document gives for them. The built file (dist/openapi.json, shipped in the
 // package) is the same document.
 
-const CONFIG = `
-apis:
-  websocket:
-    enabled: true
-comm_channels:
-  SIM:
-    type: SIMULATOR
-    toggle_ms: 0
-    devices:
-      1:
-        model: '00'
-      2:
+// The still board, a relay board, an analog board, an xG18, an xS30 and every 1-Wire kind.
+const CONFIG = `${STILL_BOARD}      2:
         model: '01'
         slave-id: 2
       3:

@@ -1,25 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { TrendStore } from '../../../src/trends/trend-store.js';
-import { startGate, type Gate } from '../../helpers/in-process.js';
+import { STILL_BOARD, startGate, type Gate } from '../../helpers/in-process.js';
 
 // The trend rings: one sample per step of every analog and 1-Wire value, at
 // most span/step samples each, oldest first, with the time of the first.
 
 let gate: Gate;
 before(async () => {
-  gate = await startGate(`
-apis:
-  websocket:
-    enabled: false
-comm_channels:
-  SIM:
-    type: SIMULATOR
-    toggle_ms: 0
-    devices:
-      1:
-        model: "00"
-  OWBUS:
+  // The still board and a simulated 1-Wire bus: a thermometer, a DS2438 and a PIO chip.
+  gate = await startGate(`${STILL_BOARD}  OWBUS:
     type: OWFS
     simulate: [28, 26, 12]
 `);

@@ -31,7 +31,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
 const KEEPALIVE_S = 30;
 /** Delay before trying the next server; doubled after each full round of failures, up to the cap. */
 const FIRST_RETRY_MS = 250;
-const MAX_RETRY_MS = 30_000;
+const MAX_RETRY_MS = 10_000;
 /** How often 1-Wire buses are checked for a lost owserver or newly found sensors. */
 const ONE_WIRE_CHECK_MS = 1000;
 /** Node uptime is refreshed in NDATA this often. */

@@ -359,8 +359,11 @@ export class EdgeNode {
     if (online) {
       this.waitingForHost = false;
       if (!this.born) this.birth(client);
-    } else {
+    } else if (this.born) {
       this.leave(`primary host ${this.options.config.primaryHostId} is offline`);
+    } else {
+      // Not born here: leaving would only make us walk in circles; the next online STATE births us.
+      this.waitingForHost = true;
     }
   }
 

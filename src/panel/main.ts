@@ -3,6 +3,7 @@ import { DeviceView, slaveState, type Actions } from './device-view.js';
 import { formatNumber, h, setAttr, setText } from './dom.js';
 import { boardOf, typeName } from './labels.js';
 import { startLiveFeed, type LinkState } from './live.js';
+import { startSparkplugStatus } from './sparkplug-status.js';
 
 // The control panel: every device of every board, grouped by board and type,
 // kept live over /ws. The list is built once; pushes are collected per device
@@ -323,6 +324,7 @@ tokenDialog.addEventListener('close', () => {
   setToken(value);
   tokenInput.value = '';
   void load().then((loaded) => loaded && goLive());
+startSparkplugStatus($<HTMLElement>('sparkplug'));
 });
 
 tokenButton.addEventListener('click', () => askToken(''));
@@ -343,4 +345,5 @@ $<HTMLButtonElement>('save-aliases').addEventListener('click', () => {
 });
 
 void load().then((loaded) => loaded && goLive());
+startSparkplugStatus($<HTMLElement>('sparkplug'));
 setInterval(() => void refreshUnpushed(), 5000);

@@ -22,6 +22,7 @@ import { openLogFile, type LogFile } from './log-file.js';
 import { buildRuntime } from './runtime.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { startStatsLine } from './stats-line.js';
+import { TrendStore } from './trends/trend-store.js';
 import { VERSION, VERSION_TEXT } from './version.js';
 
 // Command-line entry of the daemon.
@@ -126,12 +127,14 @@ function main(): void {
   const guards = apiGuards(config.apis);
   // The edge node's figures join once it started.
   const metrics: MetricsSource = { buses: runtime.buses, slaves: runtime.slaves, oneWire: runtime.oneWire };
+  const trends = new TrendStore(runtime.registry);
   const server = createHttpServer({
     registry: runtime.registry,
     feed: runtime.feed,
     version: VERSION_TEXT,
     metrics,
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
+    trends,
     ...guards,
   });
   const { websocket, webhook } = config.apis;
@@ -161,6 +164,7 @@ function main(): void {
   let mqtt: MqttBridge | undefined;
   let sparkplug: EdgeNode | undefined;
   void runtime.start().then(async () => {
+    trends.start();
     if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
     if (config.apis.sparkplug.enabled) sparkplug = await startSparkplugSafely();
     server.listen(config.apis.port, config.apis.address, () => {

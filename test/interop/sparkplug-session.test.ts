@@ -157,6 +157,17 @@ test('walks to the second broker when the first is killed, and births there', as
     assert.equal(nbirth.seq, 0);
     await second.waitFor((m) => m.edgeNode === NODE && m.type === 'DBIRTH' && m.device === '1', 10_000, 'DBIRTH on the second broker');
     assert.equal(await rig.metric('iogate_sparkplug_connected', `server="${brokers[1]!.url}"`), 1);
+    // Node Control/Next Server: NDEATH here, then on to the first broker (back again).
+    await brokers[0]!.run();
+    const back = await TahuHost.connect(brokers[0]!.url, GROUP);
+    try {
+      await second.command(NODE, undefined, [{ name: 'Node Control/Next Server', type: 'Boolean', value: true }]);
+      const death = await second.waitFor((m) => m.edgeNode === NODE && m.type === 'NDEATH', 10_000, 'NDEATH on leaving the second broker');
+      assert.equal(bdSeqOf(death), bdSeqOf(nbirth));
+      await back.waitFor((m) => m.edgeNode === NODE && m.type === 'NBIRTH', 20_000, 'NBIRTH back on the first broker');
+    } finally {
+      await back.close();
+    }
   } finally {
     await second.close();
     await brokers[0]!.run();

@@ -98,6 +98,10 @@ export class EdgeNode {
   /** Servers that refused MQTT 5: spoken to in 3.1.1 from then on. */
   private readonly mqtt311 = new Set<number>();
   private stopping = false;
+  /** The current connection has birthed at least once (a later loss starts a fresh round of servers). */
+  private sessionBorn = false;
+  /** Try the same server again (it refused MQTT 5 and is now spoken to in 3.1.1). */
+  private retrySame = false;
   private unsubscribe: (() => void) | undefined;
   private oneWireTimer: NodeJS.Timeout | undefined;
   private uptimeTimer: NodeJS.Timeout | undefined;
@@ -201,6 +205,7 @@ export class EdgeNode {
     }
     if (this.stopping) return;
     this.bdSeq = bdSeq;
+    this.sessionBorn = false;
     const client = connect(server.url, this.clientOptions(server, index, bdSeq));
     this.client = client;
     let settled = false;
@@ -215,6 +220,7 @@ export class EdgeNode {
     client.on('error', (error: Error & { code?: number }) => {
       if (!settled && (error.code === 1 || error.code === 132) && !this.mqtt311.has(index)) {
         this.mqtt311.add(index);
+        this.retrySame = true;
         log.info(`Sparkplug: ${server.url} does not speak MQTT 5; using MQTT 3.1.1 with it`);
         return;
       }
@@ -274,8 +280,14 @@ export class EdgeNode {
     const wasBorn = this.born;
     this.goQuiet();
     if (this.stopping) return;
-    if (wasConnected) this.options.log.warn(`Sparkplug: lost ${url}${wasBorn ? '; changes are kept until the next birth' : ''}`);
-    this.scheduleNext(wasBorn);
+    if (wasConnected && wasBorn) this.options.log.warn(`Sparkplug: lost ${url}; changes are kept until the next birth`);
+    if (this.retrySame) {
+      this.retrySame = false;
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => void this.connectNext(), FIRST_RETRY_MS);
+      return;
+    }
+    this.scheduleNext(this.sessionBorn);
   }
 
   /** The session ended (or is about to): no more DATA until the next birth; changes go to the buffer. */
@@ -386,6 +398,7 @@ export class EdgeNode {
     this.publish(client, this.topics.node('NBIRTH'), nodeBirthMetrics(this.bdSeq ?? 0, this.options.properties, this.startedAt, now), now);
     this.counts.nodeBirths++;
     this.born = true;
+    this.sessionBorn = true;
     this.waitingForHost = false;
     for (const device of this.model.devices) if (device.online()) this.deviceBirth(client, device);
     if (this.buffer.depth > 0) this.scheduleReplay();

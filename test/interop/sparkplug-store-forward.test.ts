@@ -14,8 +14,14 @@ const GROUP = 'plant';
 const OUTAGE_MS = 30_000;
 /** The simulator steps its inputs this often; iogate scans at 50 Hz, so it sees every edge. */
 const TOGGLE_MS = 400;
-/** Margin for the moment the edge node noticed the loss. */
+/** Margin for the moment the edge node noticed the loss, and for a scan in flight when it stops. */
 const NOTICE_MS = 200;
+/**
+ * How late after an edge its change may be stamped: a scan period, plus what
+ * a loaded machine may delay it. Less than two toggle periods, so an edge
+ * cannot be matched with the next edge to the same value.
+ */
+const SEEN_WITHIN_MS = 600;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -36,7 +42,8 @@ interface Window {
  * Every input edge of unit 1 (DI 1_01..1_04, bits 0..3 of register 0) the
  * simulator logged inside the windows must be in the host's history: a
  * historical metric of the same input with the same value, stamped within
- * 300 ms after the edge; and each input's history alternates in time order.
+ * SEEN_WITHIN_MS after the edge; and each input's history alternates in time order
+ * within each window.
  */
 async function checkHistory(rig: SparkplugRig, host: TahuHost, windows: Window[]): Promise<number> {
   const node = rig.edgeNodeId;
@@ -51,10 +58,14 @@ async function checkHistory(rig: SparkplugRig, host: TahuHost, windows: Window[]
   for (let bit = 0; bit < 4; bit++) {
     const alias = aliases.get(`di/1_0${bit + 1}/value`);
     const history = historical.filter((metric) => metric.alias === alias);
-    for (let i = 1; i < history.length; i++) assert.notEqual(history[i]!.value, history[i - 1]!.value, `di/1_0${bit + 1}: history alternates`);
+    // Within one daemon's run the history alternates (across a restart the edges while it was down are unseen).
+    for (const w of windows) {
+      const inWindow = history.filter((metric) => metric.timestamp! >= w.from && metric.timestamp! <= w.to);
+      for (let i = 1; i < inWindow.length; i++) assert.notEqual(inWindow[i]!.value, inWindow[i - 1]!.value, `di/1_0${bit + 1}: history alternates`);
+    }
     for (const edge of edges.filter((e) => e.bit === bit)) {
-      const found = history.some((metric) => metric.value === edge.on && metric.timestamp! >= edge.at && metric.timestamp! <= edge.at + 300);
-      assert.ok(found, `di/1_0${bit + 1} → ${edge.on} at ${edge.at} is in the host's history`);
+      const found = history.some((metric) => metric.value === edge.on && metric.timestamp! >= edge.at && metric.timestamp! <= edge.at + SEEN_WITHIN_MS);
+      assert.ok(found, `di/1_0${bit + 1} → ${edge.on} at ${edge.at} is in the host's history (windows ${JSON.stringify(windows)}; history ${JSON.stringify(history.map((m) => [m.value, m.timestamp]))})`);
     }
   }
   return edges.length;
@@ -96,7 +107,8 @@ test('with file: true, a daemon restart during the outage loses none of the buff
     await broker.kill('SIGKILL');
     const first = { from: Date.now() + NOTICE_MS, to: 0 };
     await sleep(OUTAGE_MS / 2);
-    first.to = Date.now();
+    // An edge just before the stop may be scanned after the node stopped listening to changes.
+    first.to = Date.now() - NOTICE_MS;
     await rig.restartDaemon('SIGTERM');
     // From the first scan of the new daemon on (it listens once every slave was scanned).
     const second = { from: Date.now() + NOTICE_MS, to: 0 };

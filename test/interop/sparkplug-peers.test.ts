@@ -3,21 +3,13 @@ import { test } from 'node:test';
 import sparkplugClient from 'sparkplug-client';
 import { TahuHost, type HostMessage } from '../helpers/sparkplug-host.js';
 import { Mosquitto } from './peers/mosquitto.js';
-import { SparkplugRig } from './peers/sparkplug-rig.js';
+import { SparkplugRig, untilTrue as until } from './peers/sparkplug-rig.js';
 
 // STATE gating with a primary host, seq continuity under load, and a second
 // edge node (Eclipse Tahu's own sparkplug-client) read by the same host code.
 
 const GROUP = 'plant';
 const bdSeqOf = (message: HostMessage) => message.metrics.find((metric) => metric.name === 'bdSeq')?.value;
-
-async function until(condition: () => Promise<boolean>, what: string, limitMs = 15_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 test('STATE gating: no NBIRTH before the primary host is online; older STATE ignored; offline STATE ends the session', async () => {
   const broker = await Mosquitto.start();

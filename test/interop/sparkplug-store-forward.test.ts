@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { TahuHost, type HostMessage } from '../helpers/sparkplug-host.js';
 import { Mosquitto } from './peers/mosquitto.js';
-import { SparkplugRig } from './peers/sparkplug-rig.js';
+import { SparkplugRig, untilTrue as until } from './peers/sparkplug-rig.js';
 
 // Store-and-forward against mosquitto: the broker is gone for 30 s while the
 // simulator toggles its inputs; afterwards the host (Tahu's codec) has every
@@ -24,14 +24,6 @@ const NOTICE_MS = 200;
 const SEEN_WITHIN_MS = 600;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-async function until(condition: () => Promise<boolean>, what: string, limitMs = 30_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
 
 interface Window {
   from: number;

@@ -117,8 +117,12 @@ export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug }: 
   return families.map(renderFamily).join('');
 }
 
+/** A family of one sample. */
+function single(name: string, type: Family['type'], help: string, value: number, labels: Labels = {}): Family {
+  return { name, type, help, samples: [[labels, value]] };
+}
+
 function httpFamilies(http: AdmissionStats): Family[] {
-  const single = (name: string, type: Family['type'], help: string, value: number): Family => ({ name, type, help, samples: [[{}, value]] });
   const { parking } = http;
   return [
     single('iogate_http_connections', 'gauge', 'HTTP connections holding a slot (parked ones hold none).', http.open),
@@ -141,7 +145,6 @@ function httpFamilies(http: AdmissionStats): Family[] {
 }
 
 function sparkplugFamilies(stats: EdgeNodeStats): Family[] {
-  const single = (name: string, type: Family['type'], help: string, value: number, labels: Labels = {}): Family => ({ name, type, help, samples: [[labels, value]] });
   const { commands } = stats;
   return [
     single('iogate_sparkplug_connected', 'gauge', '1 while connected to a server; the label names it.', stats.connected ? 1 : 0, { server: stats.server ?? '' }),

@@ -108,3 +108,12 @@ ${devices}
     await this.sim.stop();
   }
 }
+
+/** Resolves once the asynchronous `condition` holds (checked every 50 ms); fails after `limitMs`. */
+export async function untilTrue(condition: () => Promise<boolean>, what: string, limitMs = 30_000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startSparkplug } from '../../../src/api/sparkplug/start.js';
 import type { EdgeNode } from '../../../src/api/sparkplug/edge-node.js';
-import { createLogger } from '../../../src/log.js';
-import { startGate, until, type Gate } from '../../helpers/in-process.js';
+import { until, type Gate } from '../../helpers/in-process.js';
+import { startEdgeGate } from '../../helpers/sparkplug-gate.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { TahuHost, type HostMessage } from '../../helpers/sparkplug-host.js';
 
@@ -20,24 +19,7 @@ let node: EdgeNode;
 before(async () => {
   broker = await TestBroker.start();
   host = await TahuHost.connect(broker.url, 'plant');
-  gate = await startGate(`
-apis:
-  sparkplug:
-    enabled: true
-    group_id: plant
-    edge_node_id: ${NODE}
-    servers:
-      - url: ${broker.url}
-    write: true
-comm_channels:
-  SIM:
-    type: SIMULATOR
-    toggle_ms: 0
-    devices:
-      1:
-        model: "00"
-`);
-  node = startSparkplug(gate.config, gate.runtime, createLogger('CRITICAL'));
+  ({ gate, node } = await startEdgeGate(broker.url, NODE, { write: true }));
 });
 
 after(async () => {

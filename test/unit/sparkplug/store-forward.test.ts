@@ -3,10 +3,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { startSparkplug } from '../../../src/api/sparkplug/start.js';
 import { StoreForward } from '../../../src/api/sparkplug/store-forward.js';
-import { createLogger } from '../../../src/log.js';
-import { startGate, until } from '../../helpers/in-process.js';
+import { until } from '../../helpers/in-process.js';
+import { startEdgeGate } from '../../helpers/sparkplug-gate.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { TahuHost } from '../../helpers/sparkplug-host.js';
 
@@ -17,23 +16,7 @@ import { TahuHost } from '../../helpers/sparkplug-host.js';
 
 test('changes during a broker outage arrive after the birth as historical DDATA, in order', async () => {
   const broker = await TestBroker.start();
-  const gate = await startGate(`
-apis:
-  sparkplug:
-    enabled: true
-    group_id: plant
-    edge_node_id: sf
-    servers:
-      - url: ${broker.url}
-comm_channels:
-  SIM:
-    type: SIMULATOR
-    toggle_ms: 0
-    devices:
-      1:
-        model: "00"
-`);
-  const node = startSparkplug(gate.config, gate.runtime, createLogger('CRITICAL'));
+  const { gate, node } = await startEdgeGate(broker.url, 'sf');
   let host = await TahuHost.connect(broker.url, 'plant');
   try {
     await host.waitFor((m) => m.type === 'DBIRTH');

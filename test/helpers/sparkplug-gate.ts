@@ -1,14 +1,14 @@
 import type { EdgeNode } from '../../src/api/sparkplug/edge-node.js';
 import { startSparkplug } from '../../src/api/sparkplug/start.js';
 import { createLogger } from '../../src/log.js';
-import { startGate, type Gate } from './in-process.js';
+import { STILL_BOARD, startGate, type Gate } from './in-process.js';
 
 // The daemon's parts in the test process with the Sparkplug edge node on: a
-// simulated Neuron `00` as device 1 whose inputs move only when the test moves them.
+// simulated Neuron `00` as device 1 whose inputs move only when the test moves
+// them (in-process.ts's STILL_BOARD).
 
 export async function startEdgeGate(brokerUrl: string, edgeNodeId: string, { write = false } = {}): Promise<{ gate: Gate; node: EdgeNode }> {
-  const gate = await startGate(`
-apis:
+  const section = `apis:
   sparkplug:
     enabled: true
     group_id: plant
@@ -16,13 +16,7 @@ apis:
     servers:
       - url: ${brokerUrl}
     write: ${write}
-comm_channels:
-  SIM:
-    type: SIMULATOR
-    toggle_ms: 0
-    devices:
-      1:
-        model: "00"
-`);
+`;
+  const gate = await startGate(STILL_BOARD.replace('apis:\n', section));
   return { gate, node: startSparkplug(gate.config, gate.runtime, createLogger('CRITICAL')) };
 }

@@ -83,3 +83,15 @@ test('config: off by default, required keys and bad ids are refused', () => {
   assert.throws(bad('    enabled: true\n    group_id: "a/b"\n    servers: [{url: "mqtt://a"}]\n'), /group_id/);
   assert.throws(bad('    enabled: true\n    group_id: g\n    servers: [{url: "http://a"}]\n'), /url/);
 });
+
+test('edge_node_id defaults to the device_info serial number, else the host name', async () => {
+  const { edgeNodeIdOf } = await import('../../../src/api/sparkplug/start.js');
+  const { hostname } = await import('node:os');
+  const fixture = new URL('../../../fixtures/config/neuron-l533.yaml', import.meta.url).pathname;
+  const withSerial = loadConfig({ file: fixture }).config;
+  assert.equal(edgeNodeIdOf(withSerial), '417');
+  withSerial.apis.sparkplug.edgeNodeId = 'unipi-42';
+  assert.equal(edgeNodeIdOf(withSerial), 'unipi-42');
+  const builtIn = loadConfig({}).config;
+  assert.equal(edgeNodeIdOf(builtIn), hostname().replace(/[/+#]/g, '_'));
+});

@@ -44,7 +44,11 @@ export const FIELD_MAP: Readonly<Record<string, readonly FieldMapping[] | { none
   ],
   register: [{ field: 'value', datatype: DataType.UInt16 }],
   data_point: [{ field: 'value', datatype: DataType.Double, unit: 'the data point unit' }],
-  temp: [{ field: 'value', datatype: DataType.Double, unit: '°C' }],
+  temp: [
+    { field: 'value', datatype: DataType.Double, unit: '°C' },
+    // True while the sensor's reads fail or it left the bus: its value is then the last one read.
+    { field: 'lost', datatype: DataType.Boolean },
+  ],
   '1wdevice': [
     // DS2438 multisensors; PIO chips carry `value` (the pin levels) instead.
     { field: 'temp', datatype: DataType.Double, unit: '°C' },
@@ -53,6 +57,7 @@ export const FIELD_MAP: Readonly<Record<string, readonly FieldMapping[] | { none
     { field: 'vad', datatype: DataType.Double, unit: 'V' },
     { field: 'vis', datatype: DataType.Double, unit: 'V' },
     { field: 'value', datatype: DataType.UInt8 },
+    { field: 'lost', datatype: DataType.Boolean },
   ],
   modbus_slave: { none: 'its state is the Sparkplug device itself: DBIRTH while it answers, DDEATH while offline' },
   device_info: { none: 'model and serial number are node properties' },

@@ -11,7 +11,7 @@ import { SparkplugRig, untilTrue as until } from './peers/sparkplug-rig.js';
 const GROUP = 'plant';
 const bdSeqOf = (message: HostMessage) => message.metrics.find((metric) => metric.name === 'bdSeq')?.value;
 
-test('STATE gating: no NBIRTH before the primary host is online; older STATE ignored; offline STATE ends the session', async () => {
+test('STATE gating: no NBIRTH (and no command obeyed) before the primary host is online; older STATE ignored; offline STATE ends the session', async () => {
   const broker = await Mosquitto.start();
   // The host's subscription is up, its STATE not yet published.
   const host = await TahuHost.connect(broker.url, GROUP);
@@ -22,6 +22,10 @@ test('STATE gating: no NBIRTH before the primary host is online; older STATE ign
   try {
     await until(async () => (await rig.metric('iogate_sparkplug_waiting_for_host')) === 1, 'the node to wait for the host');
     assert.equal(host.of(node, 'NBIRTH').length, 0, 'no NBIRTH while the host is offline');
+    // A command before the birth is refused and writes nothing (do/1_01: bit 0 of register 1 of unit 1).
+    await host.command(node, '1', [{ name: 'do/1_01/value', type: 'Boolean', value: true }]);
+    await until(async () => (await rig.metric('iogate_sparkplug_commands_total', 'result="refused"')) === 1, 'the command to be refused');
+    assert.equal((await rig.sim.registers(1, 1, 1))[0]! & 1, 0);
 
     const online = Date.now();
     await scada.publishState(true, online);

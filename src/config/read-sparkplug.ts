@@ -1,6 +1,7 @@
 // Reads `apis.sparkplug`: the Sparkplug B edge node (off by default).
 import type { ConfigSection } from './section.js';
-import type { SparkplugConfig, SparkplugServer } from './types.js';
+import { hostname } from 'node:os';
+import type { Config, DeviceInfoConfig, SparkplugConfig, SparkplugServer } from './types.js';
 import { optionalCredential, readableFile } from './read-apis.js';
 
 /** Sparkplug ids are UTF-8 without the topic separator and the MQTT wildcards. */
@@ -63,4 +64,21 @@ function readServer(entry: ConfigSection, baseDir: string, check: boolean): Spar
   }
   entry.warnUnknownKeys();
   return server;
+}
+
+/** The configured id, else the controller's serial number, else the host name (made a valid Sparkplug id). */
+export function edgeNodeIdOf(config: Config): string {
+  const given = config.apis.sparkplug.edgeNodeId;
+  if (given !== undefined) return given;
+  const sn = firstDeviceInfo(config)?.sn;
+  const id = sn !== null && sn !== undefined ? String(sn) : hostname();
+  return id.replace(/[/+#]/g, '_') || 'iogate';
+}
+
+export function firstDeviceInfo(config: Config): DeviceInfoConfig | undefined {
+  for (const bus of config.buses) {
+    if (bus.deviceInfo) return bus.deviceInfo;
+    for (const device of bus.devices) if (device.deviceInfo) return device.deviceInfo;
+  }
+  return config.oneWireBuses.find((bus) => bus.deviceInfo)?.deviceInfo;
 }

@@ -1,5 +1,6 @@
 // The startup banner: what the daemon is about to talk to and what it serves,
 // on one screen, so a wrong config is visible before anything is polled.
+import { edgeNodeIdOf } from './read-sparkplug.js';
 import type { BusConfig, Config, DeviceConfig } from './types.js';
 
 export function startupSummary(config: Config): string {
@@ -60,7 +61,7 @@ function mqttLine(config: Config): string {
 function sparkplugLine(config: Config): string {
   const { sparkplug } = config.apis;
   if (!sparkplug.enabled) return 'off';
-  const node = `${sparkplug.groupId}/${sparkplug.edgeNodeId ?? '(serial or host name)'}`;
+  const node = `${sparkplug.groupId}/${edgeNodeIdOf(config)}`;
   const host = sparkplug.primaryHostId === undefined ? 'no primary host' : `primary host ${sparkplug.primaryHostId}`;
   const { memoryMb, file, maxAgeS } = sparkplug.storeForward;
   const servers = sparkplug.servers.map((server) => server.url).join(', then ');

@@ -20,8 +20,14 @@ export class BdSeqStore {
     if (typeof saved === 'number' && Number.isInteger(saved) && saved >= 0 && saved <= 255) this.last = saved;
   }
 
-  /** The bdSeq for the next CONNECT, saved before it is returned. */
-  async next(): Promise<number> {
+  /**
+   * The bdSeq for the next CONNECT, saved before it is returned. With
+   * `reuse` (the last attempt never reached a broker, so no broker holds a
+   * Will with its number) the last number is used again and nothing is
+   * written: a dead broker retried for hours does not wear the SD card.
+   */
+  async next(reuse = false): Promise<number> {
+    if (reuse && this.last !== undefined) return this.last;
     const value = this.last === undefined ? 0 : (this.last + 1) % 256;
     await writeJsonState(this.path, { bdSeq: value });
     this.last = value;

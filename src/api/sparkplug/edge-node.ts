@@ -39,6 +39,8 @@ const UPTIME_EVERY_MS = 60_000;
 /** Historical replay: changes per tick and tick period (≈ 5,000 changes/s), so live DATA and polling go first. */
 const REPLAY_BATCH = 250;
 const REPLAY_TICK_MS = 50;
+/** Socket errors that mean no CONNECT reached any broker. */
+const UNREACHED: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 /** Room for the MQTT header and topic above the largest command payload accepted (MQTT 5 brokers enforce it). */
 const MAX_PACKET_BYTES = DEFAULT_DECODE_LIMITS.maxBytes + 1024;
 
@@ -102,6 +104,8 @@ export class EdgeNode {
   private sessionBorn = false;
   /** Try the same server again (it refused MQTT 5 and is now spoken to in 3.1.1). */
   private retrySame = false;
+  /** The last attempt never reached a broker (refused, unreachable): its bdSeq may be used again. */
+  private neverReached = false;
   private unsubscribe: (() => void) | undefined;
   private oneWireTimer: NodeJS.Timeout | undefined;
   private uptimeTimer: NodeJS.Timeout | undefined;
@@ -196,7 +200,7 @@ export class EdgeNode {
     const server = config.servers[index]!;
     let bdSeq: number;
     try {
-      bdSeq = await this.bdSeqStore.next();
+      bdSeq = await this.bdSeqStore.next(this.neverReached);
     } catch (error) {
       // Without a saved bdSeq a host could pair the wrong death with our birth: do not connect.
       log.error(`Sparkplug: cannot save bdSeq to ${this.bdSeqStore.path}: ${(error as Error).message}; retrying`);
@@ -206,6 +210,7 @@ export class EdgeNode {
     if (this.stopping) return;
     this.bdSeq = bdSeq;
     this.sessionBorn = false;
+    this.neverReached = false;
     const client = connect(server.url, this.clientOptions(server, index, bdSeq));
     this.client = client;
     let settled = false;
@@ -217,7 +222,8 @@ export class EdgeNode {
     });
     client.on('message', (topic, payload, packet) => this.message(client, topic, payload, packet.retain));
     // Every failure ends in 'close'; errors are only reported here (mqtt.js would throw without a listener).
-    client.on('error', (error: Error & { code?: number }) => {
+    client.on('error', (error: Error & { code?: number | string }) => {
+      if (!settled && typeof error.code === 'string' && UNREACHED.has(error.code)) this.neverReached = true;
       if (!settled && (error.code === 1 || error.code === 132) && !this.mqtt311.has(index)) {
         this.mqtt311.add(index);
         this.retrySame = true;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { hostname } from 'node:os';
+import { edgeNodeIdOf, firstDeviceInfo } from '../../config/read-sparkplug.js';
 import type { Config } from '../../config/types.js';
 import type { Logger } from '../../log.js';
 import type { Runtime } from '../../runtime.js';
@@ -31,23 +31,6 @@ export function startSparkplug(config: Config, runtime: Pick<Runtime, 'registry'
   node.start();
   log.info(`Sparkplug: edge node ${config.apis.sparkplug.groupId}/${node.topics.edgeNodeId} with ${node.model.devices.length} devices and ${node.model.pointCount} metrics`);
   return node;
-}
-
-/** The configured id, else the controller's serial number, else the host name (made a valid Sparkplug id). */
-export function edgeNodeIdOf(config: Config): string {
-  const given = config.apis.sparkplug.edgeNodeId;
-  if (given !== undefined) return given;
-  const sn = firstDeviceInfo(config)?.sn;
-  const id = sn !== null && sn !== undefined ? String(sn) : hostname();
-  return id.replace(/[/+#]/g, '_') || 'iogate';
-}
-
-function firstDeviceInfo(config: Config) {
-  for (const bus of config.buses) {
-    if (bus.deviceInfo) return bus.deviceInfo;
-    for (const device of bus.devices) if (device.deviceInfo) return device.deviceInfo;
-  }
-  return config.oneWireBuses.find((bus) => bus.deviceInfo)?.deviceInfo;
 }
 
 /** Short hash of the configuration file (or of the built-in one), so a fleet view can tell which controllers differ. */

@@ -85,7 +85,7 @@ test('config: off by default, required keys and bad ids are refused', () => {
 });
 
 test('edge_node_id defaults to the device_info serial number, else the host name', async () => {
-  const { edgeNodeIdOf } = await import('../../../src/api/sparkplug/start.js');
+  const { edgeNodeIdOf } = await import('../../../src/config/read-sparkplug.js');
   const { hostname } = await import('node:os');
   const fixture = new URL('../../../fixtures/config/neuron-l533.yaml', import.meta.url).pathname;
   const withSerial = loadConfig({ file: fixture }).config;

@@ -16,6 +16,8 @@ export interface HostMetric {
   value: unknown;
   timestamp?: number;
   isHistorical?: boolean;
+  /** Property values by key (e.g. engUnit). */
+  properties?: Record<string, unknown>;
 }
 
 export interface HostMessage {
@@ -77,6 +79,7 @@ export class TahuHost {
           if (metric.type !== undefined) item.type = metric.type;
           if (metric.timestamp !== undefined && metric.timestamp !== null) item.timestamp = plain(metric.timestamp) as number;
           if (metric.isHistorical) item.isHistorical = true;
+          if (metric.properties) item.properties = Object.fromEntries(Object.entries(metric.properties).map(([key, property]) => [key, plain(property.value)]));
           return item;
         }),
         index: this.counter++,

@@ -13,7 +13,7 @@ import { bdSeqMetric, nodeBirthMetrics, uptimeMetric, type NodeProperties } from
 import { DEFAULT_DECODE_LIMITS } from './payload-decode.js';
 import { encodePayload } from './payload-encode.js';
 import type { Metric } from './payload-types.js';
-import { metricValue, PointModel, type Point, type SparkplugDevice } from './point-model.js';
+import { engUnitOf, metricValue, PointModel, type Point, type SparkplugDevice } from './point-model.js';
 import { QuietLog } from './quiet-log.js';
 import { StoreForward, type BufferedChange } from './store-forward.js';
 import { SparkplugTopics } from './topics.js';
@@ -420,7 +420,10 @@ export class EdgeNode {
     const now = Date.now();
     const metrics: Metric[] = device.points.map((point) => {
       point.sent = metricValue(point);
-      return { name: point.name, alias: point.alias, datatype: point.datatype, value: point.sent };
+      const metric: Metric = { name: point.name, alias: point.alias, datatype: point.datatype, value: point.sent };
+      const engUnit = engUnitOf(point);
+      if (engUnit !== undefined) metric.properties = { engUnit };
+      return metric;
     });
     this.publish(client, this.topics.device('DBIRTH', device.id), metrics, now);
     this.deviceBorn.add(device.id);

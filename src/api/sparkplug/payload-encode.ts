@@ -127,6 +127,10 @@ function encodeMetric(writer: Writer, metric: Metric): void {
     writer.tag(METRIC_FIELD.isTransient, WIRE.varint);
     writer.varint(1);
   }
+  if (metric.properties !== undefined) {
+    writer.tag(METRIC_FIELD.properties, WIRE.bytes);
+    writer.bytes(propertySet(metric.properties));
+  }
   const value = metric.value;
   if (value === null || value === undefined) {
     writer.tag(METRIC_FIELD.isNull, WIRE.varint);
@@ -134,6 +138,26 @@ function encodeMetric(writer: Writer, metric: Metric): void {
     return;
   }
   encodeValue(writer, metric.datatype ?? inferredType(value), value);
+}
+
+/** A PropertySet of String values: keys (1) and PropertyValues (2) of type (1) and string_value (8). */
+function propertySet(properties: Readonly<Record<string, string>>): Uint8Array {
+  const set = new Writer(64);
+  const value = new Writer(32);
+  for (const key of Object.keys(properties)) {
+    set.tag(1, WIRE.bytes);
+    set.bytes(textEncoder.encode(key));
+  }
+  for (const text of Object.values(properties)) {
+    value.length = 0;
+    value.tag(1, WIRE.varint);
+    value.varint(DataType.String);
+    value.tag(8, WIRE.bytes);
+    value.bytes(textEncoder.encode(text));
+    set.tag(2, WIRE.bytes);
+    set.bytes(value.result());
+  }
+  return set.result();
 }
 
 function inferredType(value: Exclude<MetricValue, null>): number {

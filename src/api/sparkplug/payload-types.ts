@@ -42,6 +42,8 @@ export interface Metric {
   isTransient?: boolean;
   /** Undefined only in a decoded metric that carried no value field at all. */
   value?: MetricValue;
+  /** String-valued metric properties (e.g. `engUnit`); sent in births, never read from commands. */
+  properties?: Readonly<Record<string, string>>;
 }
 
 export interface Payload {

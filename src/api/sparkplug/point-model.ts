@@ -12,9 +12,15 @@ import { DataType, type MetricValue } from './payload-types.js';
 export interface FieldMapping {
   field: string;
   datatype: number;
-  /** Engineering unit, for the documentation (analog units come from the device's mode). */
+  /**
+   * Engineering unit, sent as the metric property `engUnit` in births;
+   * `device`: the device's own `unit` field (analog values: the mode's unit).
+   */
   unit?: string;
 }
+
+/** The unit is the device's `unit` field (it follows the analog mode). */
+const DEVICE_UNIT = 'device';
 
 /**
  * Every `dev` name /rest/all can list, with the fields that become metrics,
@@ -35,15 +41,15 @@ export const FIELD_MAP: Readonly<Record<string, readonly FieldMapping[] | { none
   led: [{ field: 'value', datatype: DataType.Boolean }],
   owpower: [{ field: 'value', datatype: DataType.Boolean }],
   nv_save: [{ field: 'value', datatype: DataType.Boolean }],
-  ai: [{ field: 'value', datatype: DataType.Double, unit: 'V or mA or Ohm (the mode)' }],
-  ao: [{ field: 'value', datatype: DataType.Double, unit: 'V or mA or Ohm (the mode)' }],
+  ai: [{ field: 'value', datatype: DataType.Double, unit: DEVICE_UNIT }],
+  ao: [{ field: 'value', datatype: DataType.Double, unit: DEVICE_UNIT }],
   wd: [
     { field: 'value', datatype: DataType.Boolean },
     { field: 'timeout', datatype: DataType.UInt32, unit: 'ms' },
     { field: 'was_wd_reset', datatype: DataType.Boolean },
   ],
   register: [{ field: 'value', datatype: DataType.UInt16 }],
-  data_point: [{ field: 'value', datatype: DataType.Double, unit: 'the data point unit' }],
+  data_point: [{ field: 'value', datatype: DataType.Double, unit: DEVICE_UNIT }],
   temp: [
     { field: 'value', datatype: DataType.Double, unit: '°C' },
     // True while the sensor's reads fail or it left the bus: its value is then the last one read.
@@ -74,6 +80,7 @@ export interface Point {
   alias: number;
   datatype: number;
   writable: boolean;
+  unit?: string;
   /** The value last published (birth or data); undefined before the first. */
   sent?: MetricValue;
 }
@@ -84,6 +91,13 @@ export interface SparkplugDevice {
   points: Point[];
   /** Whether it is online now (a slave that answers, a 1-Wire bus whose owserver answers). */
   online(): boolean;
+}
+
+/** The engineering unit of a metric now (an analog unit follows the device's mode), if it has one. */
+export function engUnitOf(point: Pick<Point, 'device' | 'unit'>): string | undefined {
+  if (point.unit !== DEVICE_UNIT) return point.unit;
+  const unit = point.device.full()['unit'];
+  return typeof unit === 'string' && unit !== '' ? unit : undefined;
 }
 
 /** The datatype's value of a field as EVOK shows it; null while unknown. */
@@ -170,8 +184,9 @@ export class PointModel {
     const dev = String(device.full()['dev'] ?? device.type);
     const writable = new Set(device.writableFields);
     const points: Point[] = [];
-    for (const { field, datatype } of mapping) {
+    for (const { field, datatype, unit } of mapping) {
       const point: Point = {
+        ...(unit === undefined ? {} : { unit }),
         group,
         device,
         field,

@@ -20,7 +20,7 @@ test('Tahu decodes every datatype we encode', () => {
       { name: 'bdSeq', datatype: DataType.Int64, value: 7 },
       { name: 'di/1_01/value', alias: 3, datatype: DataType.Boolean, value: true, timestamp: 1_764_000_000_100 },
       { name: 'di/1_01/counter', alias: 4, datatype: DataType.UInt64, value: 2 ** 40 },
-      { name: 'ai/1_01/value', alias: 5, datatype: DataType.Double, value: 3.25 },
+      { name: 'ai/1_01/value', alias: 5, datatype: DataType.Double, value: 3.25, properties: { engUnit: 'V', engLow: '0' } },
       { name: 'f', datatype: DataType.Float, value: 1.5 },
       { name: 'i8', datatype: DataType.Int8, value: -3 },
       { name: 'i32', datatype: DataType.Int32, value: -70000 },
@@ -44,6 +44,7 @@ test('Tahu decodes every datatype we encode', () => {
   assert.equal(num(byName('di/1_01/counter').value), 2 ** 40);
   assert.equal(byName('di/1_01/counter').type, 'UInt64');
   assert.equal(byName('ai/1_01/value').value, 3.25);
+  assert.deepEqual(byName('ai/1_01/value').properties, { engUnit: { type: 'String', value: 'V' }, engLow: { type: 'String', value: '0' } });
   assert.equal(byName('f').value, 1.5);
   assert.equal(byName('i8').value, -3);
   assert.equal(byName('i32').value, -70000);

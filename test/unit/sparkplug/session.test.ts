@@ -52,6 +52,9 @@ test('NBIRTH at seq 0 with bdSeq and Node Control, then a DBIRTH per slave; QoS 
   assert.equal(metrics.get('di/1_01/counter')?.type, 'UInt64');
   assert.equal(metrics.get('do/1_01/value')?.type, 'Boolean');
   assert.equal(metrics.get('ai/1_01/value')?.type, 'Double');
+  assert.deepEqual(metrics.get('ai/1_01/value')?.properties, { engUnit: 'V' });
+  assert.deepEqual(metrics.get('di/1_01/debounce')?.properties, { engUnit: 'ms' });
+  assert.equal(metrics.get('di/1_01/value')?.properties, undefined);
   for (const metric of dbirth.metrics) assert.equal(typeof metric.alias, 'number', `${metric.name} has an alias`);
   assert.deepEqual(host.undecodable, []);
 });

@@ -12,8 +12,11 @@ import { SparkplugRig, untilTrue as until } from './peers/sparkplug-rig.js';
 
 const GROUP = 'plant';
 const OUTAGE_MS = 30_000;
-/** The simulator steps its inputs this often; iogate scans at 50 Hz, so it sees every edge. */
-const TOGGLE_MS = 400;
+/**
+ * The simulator steps its inputs this often; iogate scans at 50 Hz, so it
+ * sees every edge, even on a loaded machine where a scan may come a second late.
+ */
+const TOGGLE_MS = 1000;
 /** Margin for the moment the edge node noticed the loss, and for a scan in flight when it stops. */
 const NOTICE_MS = 200;
 /**
@@ -21,7 +24,7 @@ const NOTICE_MS = 200;
  * a loaded machine may delay it. Less than two toggle periods, so an edge
  * cannot be matched with the next edge to the same value.
  */
-const SEEN_WITHIN_MS = 600;
+const SEEN_WITHIN_MS = 1500;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

@@ -422,6 +422,7 @@ export class EdgeNode {
       point.sent = metricValue(point);
       const metric: Metric = { name: point.name, alias: point.alias, datatype: point.datatype, value: point.sent };
       const engUnit = engUnitOf(point);
+      point.bornUnit = engUnit;
       if (engUnit !== undefined) metric.properties = { engUnit };
       return metric;
     });
@@ -441,6 +442,7 @@ export class EdgeNode {
     const now = Date.now();
     const client = this.born ? this.client : undefined;
     let perDevice: Map<SparkplugDevice, Metric[]> | undefined;
+    let reborn: Set<SparkplugDevice> | undefined;
     for (const device of devices) {
       if (device.type === 'modbus_slave') {
         if (client) this.followDevice(client, this.model.device(device.circuit));
@@ -452,6 +454,8 @@ export class EdgeNode {
         continue;
       }
       for (const point of points) {
+        // An analog mode change changes the unit the birth declared: the device is born again with it.
+        if (client && point.unit !== undefined && this.deviceBorn.has(point.group.id) && engUnitOf(point) !== point.bornUnit) (reborn ??= new Set()).add(point.group);
         const value = metricValue(point);
         if (sameValue(value, point.sent)) continue;
         point.sent = value;
@@ -467,8 +471,15 @@ export class EdgeNode {
         metrics.push({ alias: point.alias, datatype: point.datatype, value, timestamp: now });
       }
     }
-    if (!client || !perDevice) return;
+    if (!client) return;
+    for (const group of reborn ?? []) {
+      this.deviceDeath(client, group);
+      this.deviceBirth(client, group);
+    }
+    if (!perDevice) return;
     for (const [group, metrics] of perDevice) {
+      // A fresh birth carried these values already.
+      if (reborn?.has(group)) continue;
       this.publish(client, this.topics.device('DDATA', group.id), metrics, now);
       this.counts.dataMessages++;
     }

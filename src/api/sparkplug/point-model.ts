@@ -81,6 +81,8 @@ export interface Point {
   datatype: number;
   writable: boolean;
   unit?: string;
+  /** The engineering unit of the last birth, for units that follow a mode. */
+  bornUnit?: string;
   /** The value last published (birth or data); undefined before the first. */
   sent?: MetricValue;
 }

@@ -3,6 +3,7 @@ import { after, before, test } from 'node:test';
 import type { EdgeNode } from '../../../src/api/sparkplug/edge-node.js';
 import { until, type Gate } from '../../helpers/in-process.js';
 import { startEdgeGate } from '../../helpers/sparkplug-gate.js';
+import { writeDevice } from '../../../src/registry/write.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { TahuHost, type HostMessage } from '../../helpers/sparkplug-host.js';
 
@@ -111,6 +112,16 @@ test('Node Control/Rebirth: a new NBIRTH at seq 0 with the same bdSeq, and the D
   const dbirth = await host.waitFor((m) => isType('DBIRTH', '1')(m) && m.index >= from);
   assert.equal(dbirth.seq, 1);
   assert.equal(node.stats().commands.rebirthRequests, 1);
+  assert.deepEqual(host.seqGaps(NODE), []);
+});
+
+test('an analog mode change gives the device a new birth with the new unit', async () => {
+  const from = host.messages.length;
+  const ai = gate.runtime.registry.find('ai', '1_01')!;
+  await writeDevice(gate.runtime.registry, gate.runtime.feed, ai, { mode: 'Current' });
+  const death = await host.waitFor((m) => isType('DDEATH', '1')(m) && m.index >= from);
+  const birth = await host.waitFor((m) => isType('DBIRTH', '1')(m) && m.index > death.index);
+  assert.deepEqual(birth.metrics.find((m) => m.name === 'ai/1_01/value')?.properties, { engUnit: 'mA' });
   assert.deepEqual(host.seqGaps(NODE), []);
 });
 

@@ -39,6 +39,11 @@ const UPTIME_EVERY_MS = 60_000;
 /** Historical replay: changes per tick and tick period (≈ 5,000 changes/s), so live DATA and polling go first. */
 const REPLAY_BATCH = 250;
 const REPLAY_TICK_MS = 50;
+/**
+ * Rebirths asked for within this time of the last one are folded into one,
+ * so a client flooding NCMD Rebirth costs one birth a second, not one each.
+ */
+const REBIRTH_MIN_GAP_MS = 1000;
 /** Socket errors that mean no CONNECT reached any broker. */
 const UNREACHED: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 /** Room for the MQTT header and topic above the largest command payload accepted (MQTT 5 brokers enforce it). */
@@ -110,6 +115,8 @@ export class EdgeNode {
   private oneWireTimer: NodeJS.Timeout | undefined;
   private uptimeTimer: NodeJS.Timeout | undefined;
   private replayTimer: NodeJS.Timeout | undefined;
+  private rebirthTimer: NodeJS.Timeout | undefined;
+  private lastRebirthAt = -Infinity;
   private readonly startedAt = Date.now();
   private readonly counts = { nodeBirths: 0, deviceBirths: 0, deviceDeaths: 0, dataMessages: 0, connects: 0, replayed: 0 };
   private outageLogged = false;
@@ -179,6 +186,7 @@ export class EdgeNode {
     clearInterval(this.uptimeTimer);
     clearTimeout(this.retryTimer);
     clearTimeout(this.replayTimer);
+    clearTimeout(this.rebirthTimer);
     const client = this.client;
     this.client = undefined;
     if (client?.connected) {
@@ -307,6 +315,8 @@ export class EdgeNode {
     this.deviceBorn.clear();
     clearTimeout(this.replayTimer);
     this.replayTimer = undefined;
+    clearTimeout(this.rebirthTimer);
+    this.rebirthTimer = undefined;
   }
 
   private scheduleNext(hadSession: boolean): void {
@@ -413,6 +423,15 @@ export class EdgeNode {
   private rebirth(): void {
     const client = this.client;
     if (!client?.connected || !this.born) return;
+    const wait = this.lastRebirthAt + REBIRTH_MIN_GAP_MS - performance.now();
+    if (wait > 0) {
+      this.rebirthTimer ??= setTimeout(() => {
+        this.rebirthTimer = undefined;
+        this.rebirth();
+      }, wait);
+      return;
+    }
+    this.lastRebirthAt = performance.now();
     this.birth(client);
   }
 

@@ -6,6 +6,8 @@ import { loadMallocTrim } from './memory/malloc-trim.js';
 import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
 import { builtinPanel, preparePanel } from './api/panel/serve.js';
 import type { MqttBridge } from './api/mqtt/bridge.js';
+import type { MetricsSource } from './api/http/metrics.js';
+import type { EdgeNode } from './api/sparkplug/edge-node.js';
 import { startWebhook } from './api/webhook.js';
 import { attachWebSocket } from './api/ws/server.js';
 import type { BoardModel } from './boards/model.js';
@@ -126,12 +128,14 @@ function main(): void {
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
   const guards = apiGuards(config.apis);
+  // The edge node's figures join once it started.
+  const metrics: MetricsSource = { buses: runtime.buses, slaves: runtime.slaves, oneWire: runtime.oneWire };
   const trends = new TrendStore(runtime.registry);
   const server = createHttpServer({
     registry: runtime.registry,
     feed: runtime.feed,
     version: VERSION_TEXT,
-    metrics: runtime,
+    metrics,
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
     log,
     trends,
@@ -175,9 +179,11 @@ function main(): void {
   const statsMs = Number(process.env['IOGATE_STATS_MS'] ?? 0);
   if (statsMs > 0) startStatsLine(runtime, statsMs, (line) => process.stderr.write(line));
   let mqtt: MqttBridge | undefined;
+  let sparkplug: EdgeNode | undefined;
   void runtime.start().then(async () => {
     trends.start();
     if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
+    if (config.apis.sparkplug.enabled) sparkplug = await startSparkplugSafely();
     server.listen(config.apis.port, config.apis.address, () => {
       listening = true;
       const address = server.address();
@@ -216,6 +222,19 @@ function main(): void {
     }
   }
 
+  /** Like MQTT: loaded only when enabled, and a broken setup leaves the other APIs serving. */
+  async function startSparkplugSafely(): Promise<EdgeNode | undefined> {
+    try {
+      const { startSparkplug } = await import('./api/sparkplug/start.js');
+      const node = startSparkplug(config, runtime, log);
+      metrics.sparkplug = () => node.stats();
+      return node;
+    } catch (error) {
+      log.error(`Sparkplug: not started: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
@@ -227,6 +246,8 @@ function main(): void {
       { name: 'WebSocket clients', run: () => ws?.close() },
       { name: 'webhook', run: () => hook?.stop() },
       { name: 'MQTT', run: () => mqtt?.stop() },
+      // NDEATH before the buses stop, so the host marks our metrics stale at once.
+      { name: 'Sparkplug', run: () => sparkplug?.stop() },
       // Last: stops the buses and flushes aliases changed by the writes above.
       { name: 'buses and devices', run: () => runtime.stop() },
     ];

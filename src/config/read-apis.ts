@@ -1,7 +1,8 @@
-// Reads `apis`: HTTP listener, WebSocket, webhook, MQTT and access control.
+// Reads `apis`: HTTP listener, WebSocket, webhook, MQTT, Sparkplug and access control.
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AuthConfig, AuthToken, Config, LimitsConfig, MqttConfig, WebhookConfig } from './types.js';
+import { readSparkplug } from './read-sparkplug.js';
 import type { ConfigSection } from './section.js';
 import {
   DEFAULT_API_ADDRESS,
@@ -29,6 +30,7 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
     panel: { enabled: panel.boolean('enabled', true) },
     webhook: readWebhook(apis.section('webhook')),
     mqtt: readMqtt(apis.section('mqtt'), baseDir),
+    sparkplug: readSparkplug(apis.section('sparkplug'), baseDir),
     auth: readAuth(apis.section('auth'), baseDir),
     limits: readLimits(apis.section('limits')),
     allowedHosts: apis.stringList('allowed_hosts', []),
@@ -108,13 +110,13 @@ function readMqtt(mqtt: ConfigSection, baseDir: string): MqttConfig {
 }
 
 /** EVOK's default for username and password is "", meaning none; so an empty value is not an error here. */
-function optionalCredential(mqtt: ConfigSection, key: string): string | undefined {
+export function optionalCredential(mqtt: ConfigSection, key: string): string | undefined {
   const node = mqtt.value(key);
   return node?.kind === 'scalar' && node.value === '' ? undefined : mqtt.optionalString(key);
 }
 
 /** A file path setting, resolved against the config directory and, when it will be used, checked now. */
-function readableFile(section: ConfigSection, key: string, baseDir: string, check: boolean): string | undefined {
+export function readableFile(section: ConfigSection, key: string, baseDir: string, check: boolean): string | undefined {
   const given = section.optionalString(key);
   if (given === undefined) return undefined;
   const path = resolve(baseDir, given);

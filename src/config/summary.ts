@@ -1,5 +1,6 @@
 // The startup banner: what the daemon is about to talk to and what it serves,
 // on one screen, so a wrong config is visible before anything is polled.
+import { edgeNodeIdOf } from './read-sparkplug.js';
 import type { BusConfig, Config, DeviceConfig } from './types.js';
 
 export function startupSummary(config: Config): string {
@@ -23,6 +24,7 @@ export function startupSummary(config: Config): string {
     `  Panel      ${apis.panel.enabled ? `on, http://${host}:${apis.port}/` : 'off'}`,
     `  Webhook    ${apis.webhook.enabled ? `on, ${apis.webhook.complexEvents ? 'POST' : 'GET'} ${apis.webhook.address} for ${apis.webhook.deviceMask.join(', ')}` : 'off'}`,
     `  MQTT       ${mqttLine(config)}`,
+    `  Sparkplug  ${sparkplugLine(config)}`,
     `  Access     ${accessLine(config)}`,
     `Aliases: ${config.aliasFile}`,
     `HW definitions: ${config.hwDefinitionDirs.length > 0 ? config.hwDefinitionDirs.join(', ') : 'built-in only'}`,
@@ -54,6 +56,16 @@ function mqttLine(config: Config): string {
   const scheme = mqtt.tls === undefined ? 'mqtt' : 'mqtts';
   const discovery = mqtt.homeassistant.enabled ? `, Home Assistant discovery under ${mqtt.homeassistant.discoveryPrefix}/` : '';
   return `on, ${scheme}://${mqtt.address}:${mqtt.port} as ${mqtt.clientId}, topics ${mqtt.topicPrefix}/..., qos ${mqtt.qos}${discovery}`;
+}
+
+function sparkplugLine(config: Config): string {
+  const { sparkplug } = config.apis;
+  if (!sparkplug.enabled) return 'off';
+  const node = `${sparkplug.groupId}/${edgeNodeIdOf(config)}`;
+  const host = sparkplug.primaryHostId === undefined ? 'no primary host' : `primary host ${sparkplug.primaryHostId}`;
+  const { memoryMb, file, maxAgeS } = sparkplug.storeForward;
+  const servers = sparkplug.servers.map((server) => server.url).join(', then ');
+  return `on, edge node ${node} on ${servers}, ${host}, commands ${sparkplug.write ? 'write' : 'refused'}, store-and-forward ${memoryMb} MB${file ? ' + file' : ''} up to ${maxAgeS} s`;
 }
 
 function accessLine(config: Config): string {

@@ -107,6 +107,29 @@ export interface MqttConfig {
   homeassistant: { enabled: boolean; discoveryPrefix: string };
 }
 
+/** One broker an edge node may use; walked in order on failure. */
+export interface SparkplugServer {
+  url: string;
+  username?: string;
+  password?: string;
+  /** TLS files (paths, resolved against the config directory). */
+  ca?: string;
+  cert?: string;
+  key?: string;
+}
+
+export interface SparkplugConfig {
+  enabled: boolean;
+  groupId: string;
+  /** Undefined: the device_info serial number, else the host name (see edgeNodeIdOf). */
+  edgeNodeId?: string;
+  servers: SparkplugServer[];
+  primaryHostId?: string;
+  /** Whether NCMD/DCMD may write outputs. */
+  write: boolean;
+  storeForward: { memoryMb: number; file: boolean; maxAgeS: number };
+}
+
 export interface AuthToken {
   name: string;
   token: string;
@@ -153,6 +176,7 @@ export interface Config {
     panel: { enabled: boolean };
     webhook: WebhookConfig;
     mqtt: MqttConfig;
+    sparkplug: SparkplugConfig;
     auth: AuthConfig;
     limits: LimitsConfig;
     /** Host names served besides this machine's own (DNS rebinding guard); `*` = any. */

@@ -4,6 +4,7 @@ import { formatNumber, h, setAttr, setText } from './dom.js';
 import { ONE_WIRE_BOARD, boardOf, typeName } from './labels.js';
 import { startLiveFeed, type LinkState } from './live.js';
 import { drawChart, extent, loadTrends, svgElement } from './trends.js';
+import { startSparkplugStatus } from './sparkplug-status.js';
 
 // The control panel: every device of every board, grouped by board and type,
 // kept live over /ws. The list is built once; pushes are collected per device
@@ -470,4 +471,5 @@ async function fetchTrends(): Promise<void> {
 }
 
 void load().then(start);
+startSparkplugStatus($<HTMLElement>('sparkplug'));
 setInterval(() => void refreshUnpushed(), 5000);

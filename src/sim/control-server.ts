@@ -8,6 +8,10 @@ import type { SimulatedBoard } from './simulated-board.js';
 //   POST /registers {…, "delayMs":12}                                → {"ok":true,"at":null}
 //   GET  /changes?unit=1                                     → {"at":"<ns>","readAt":"<ns>"|null}
 //   GET  /stats                                              → {"1":{"requests":N},…}
+//   GET  /inputs?unit=1&since=<ms>                           → {"changes":[{"at":ms,"address","bit","on"},…]}
+//   POST /silence {"unit":1,"silent":true}                   → {"ok":true}
+// /inputs is the simulator's own log of digital input edges (wall clock),
+// /silence makes a board answer nothing (and answer again).
 // `at` is when the POST set the registers, `readAt` when the master first read
 // one of them after that, both in ns on process.hrtime.bigint()'s monotonic
 // clock (CLOCK_MONOTONIC, the same in every process of the machine).
@@ -40,6 +44,16 @@ async function handle(boards: ReadonlyMap<number, SimulatedBoard>, req: Incoming
   if (url.pathname === '/changes' && req.method === 'GET') {
     const change = boardOf(boards, url.searchParams.get('unit')).lastChange();
     return { at: change?.at.toString() ?? null, readAt: change?.readAt?.toString() ?? null };
+  }
+  if (url.pathname === '/inputs' && req.method === 'GET') {
+    const since = Number(url.searchParams.get('since') ?? 0);
+    return { changes: boardOf(boards, url.searchParams.get('unit')).inputLog.filter((change) => change.at >= since) };
+  }
+  if (url.pathname === '/silence' && req.method === 'POST') {
+    const body = JSON.parse(await readAll(req)) as { unit?: unknown; silent?: unknown };
+    if (typeof body.silent !== 'boolean') throw new BadRequest('silent must be true or false');
+    boardOf(boards, body.unit).silent = body.silent;
+    return { ok: true };
   }
   if (url.pathname !== '/registers') throw new BadRequest(`no such resource: ${url.pathname}`);
   if (req.method === 'GET') {

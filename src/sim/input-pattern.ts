@@ -22,6 +22,7 @@ function stepFeature(board: SimulatedBoard, feature: DiFeature, step: number): v
     const was = ((board.get('holding', feature.val_reg) >> bit) & 1) === 1;
     if (on === was) continue;
     board.setBit(feature.val_reg, bit, on);
+    board.logInput(feature.val_reg, bit, on);
     if (on) bumpCounter(board, feature.counter_reg + 2 * i);
   }
 }

@@ -10,6 +10,17 @@ import { applyFirmwareDefaults } from './firmware-defaults.js';
 
 type Space = 'holding' | 'input';
 
+export interface InputChange {
+  /** ms since the epoch. */
+  at: number;
+  /** Value register and bit of the input. */
+  address: number;
+  bit: number;
+  on: boolean;
+}
+
+const INPUT_LOG_LIMIT = 100_000;
+
 export class SimulatedBoard implements SlaveStore {
   // Sized to the highest register the model's blocks cover, not to the whole
   // 16-bit address space: six full-size arrays were 384 KB per board, most of
@@ -33,6 +44,15 @@ export class SimulatedBoard implements SlaveStore {
    * change from the register write rather than from its own request.
    */
   private change: { space: Space; from: number; to: number; at: bigint; readAt: bigint | undefined } | undefined;
+
+  /** While true the board answers nothing, as a slave whose line or power is gone. */
+  silent = false;
+  /**
+   * Digital input edges the simulator made (pattern or control endpoint),
+   * oldest first, with wall-clock time: the ground truth a test compares
+   * what reached a client with. Bounded; the oldest are dropped.
+   */
+  readonly inputLog: InputChange[] = [];
 
   /** Every request served. */
   get requests(): number {
@@ -63,6 +83,12 @@ export class SimulatedBoard implements SlaveStore {
   setBit(address: number, bit: number, on: boolean): void {
     const word = this.get('holding', address);
     this.registers.holding[address] = on ? word | (1 << bit) : word & ~(1 << bit);
+  }
+
+  /** Records a digital input edge in the change log. */
+  logInput(address: number, bit: number, on: boolean): void {
+    if (this.inputLog.length >= INPUT_LOG_LIMIT) this.inputLog.splice(0, INPUT_LOG_LIMIT / 10);
+    this.inputLog.push({ at: Date.now(), address, bit, on });
   }
 
   /** Note registers just set from outside; returns the moment (ns, monotonic clock). */

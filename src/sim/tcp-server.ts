@@ -9,12 +9,14 @@ import { MbapFramer, encodeMbap } from '../modbus/tcp-framer.js';
 // TCP-to-RTU gateway answers for a silent slave, rather than silence that
 // would cost the client a full timeout.
 
-export function modbusTcpServer(boards: ReadonlyMap<number, SlaveStore>): Server {
+export function modbusTcpServer(boards: ReadonlyMap<number, SlaveStore & { silent?: boolean }>): Server {
   return createServer((socket) => {
     socket.setNoDelay(true);
     const framer = new MbapFramer(
       (transactionId, unit, pdu) => {
         const board = boards.get(unit);
+        // A silenced board lets the request time out, as a dead slave behind a gateway would.
+        if (board?.silent) return;
         const reply = board ? serveRequest(board, pdu) : Buffer.from([(pdu[0]! & 0x7f) | 0x80, EXCEPTION.GATEWAY_TARGET_FAILED]);
         socket.write(encodeMbap(transactionId, unit, reply));
       },

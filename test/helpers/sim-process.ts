@@ -14,6 +14,10 @@ export interface SimProcess {
   tcpPort?: number;
   registers(unit: number, address: number, count: number, space?: 'holding' | 'input'): Promise<number[]>;
   setRegisters(unit: number, address: number, values: number[], space?: 'holding' | 'input'): Promise<void>;
+  /** The simulator's own log of digital input edges since `since` (ms, wall clock). */
+  inputChanges(unit: number, since?: number): Promise<Array<{ at: number; address: number; bit: number; on: boolean }>>;
+  /** Make a board answer nothing (true) or answer again (false). */
+  silence(unit: number, silent: boolean): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -47,6 +51,14 @@ export async function startSim(args: string[], bundle = SIM_BUNDLE): Promise<Sim
         method: 'POST',
         body: JSON.stringify({ unit, space, address, values }),
       });
+      if (!response.ok) throw new Error(await response.text());
+    },
+    async inputChanges(unit, since = 0) {
+      const response = await fetch(`${control()}/inputs?unit=${unit}&since=${since}`);
+      return ((await response.json()) as { changes: Array<{ at: number; address: number; bit: number; on: boolean }> }).changes;
+    },
+    async silence(unit, silent) {
+      const response = await fetch(`${control()}/silence`, { method: 'POST', body: JSON.stringify({ unit, silent }) });
       if (!response.ok) throw new Error(await response.text());
     },
     async stop() {

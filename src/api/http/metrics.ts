@@ -2,6 +2,7 @@ import { busCycleMs } from '../../devices/slave/cycle-guard.js';
 import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
 import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
 import type { OneWireBus } from '../../onewire/bus.js';
+import type { EdgeNodeStats } from '../sparkplug/edge-node.js';
 import type { AdmissionStats } from './admission.js';
 
 // `GET /metrics`: per-bus and per-slave Modbus statistics in the Prometheus
@@ -15,6 +16,8 @@ export interface MetricsSource {
   readonly oneWire?: ReadonlyArray<{ bus: OneWireBus }>;
   /** Admission and its parking lot: a connection flood shows here. */
   readonly http?: AdmissionStats;
+  /** The Sparkplug edge node's session, when it runs (set once it started). */
+  sparkplug?: () => EdgeNodeStats;
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -38,7 +41,7 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
   ['corruptFrames', 'corrupt_frames_total', 'Received frames dropped for a CRC or framing error.'],
 ];
 
-export function renderMetrics({ buses, slaves, oneWire = [], http }: MetricsSource): string {
+export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug }: MetricsSource): string {
   const families: Family[] = [];
   const busStats = buses.map((bus) => ({ bus, stats: bus.stats() }));
   for (const [key, suffix, help] of TRANSACTION_COUNTERS) {
@@ -110,11 +113,16 @@ export function renderMetrics({ buses, slaves, oneWire = [], http }: MetricsSour
   );
   families.push(...oneWireFamilies(oneWire.map(({ bus }) => bus)));
   if (http) families.push(...httpFamilies(http));
+  if (sparkplug) families.push(...sparkplugFamilies(sparkplug()));
   return families.map(renderFamily).join('');
 }
 
+/** A family of one sample. */
+function single(name: string, type: Family['type'], help: string, value: number, labels: Labels = {}): Family {
+  return { name, type, help, samples: [[labels, value]] };
+}
+
 function httpFamilies(http: AdmissionStats): Family[] {
-  const single = (name: string, type: Family['type'], help: string, value: number): Family => ({ name, type, help, samples: [[{}, value]] });
   const { parking } = http;
   return [
     single('iogate_http_connections', 'gauge', 'HTTP connections holding a slot (parked ones hold none).', http.open),
@@ -139,6 +147,36 @@ function httpFamilies(http: AdmissionStats): Family[] {
       help: 'Client connections that ended in an error, by code: a reset, a broken pipe, a request timeout, HPE = a request HTTP could not parse; each is logged at DEBUG and closes that connection only.',
       samples: Object.entries(http.socketErrors.counts).map(([code, count]): Sample => [{ code }, count]),
     },
+  ];
+}
+
+function sparkplugFamilies(stats: EdgeNodeStats): Family[] {
+  const { commands } = stats;
+  return [
+    single('iogate_sparkplug_connected', 'gauge', '1 while connected to a server; the label names it.', stats.connected ? 1 : 0, { server: stats.server ?? '' }),
+    single('iogate_sparkplug_born', 'gauge', '1 while the node is born (NBIRTH sent on this connection).', stats.born ? 1 : 0),
+    single('iogate_sparkplug_waiting_for_host', 'gauge', '1 while connected but waiting for the primary host to be online.', stats.waitingForHost ? 1 : 0),
+    single('iogate_sparkplug_bdseq', 'gauge', 'bdSeq of the current (or last) connection (-1 before the first).', stats.bdSeq ?? -1),
+    single('iogate_sparkplug_connects_total', 'counter', 'Successful MQTT connections.', stats.connects),
+    single('iogate_sparkplug_node_births_total', 'counter', 'NBIRTH messages sent.', stats.nodeBirths),
+    single('iogate_sparkplug_device_births_total', 'counter', 'DBIRTH messages sent.', stats.deviceBirths),
+    single('iogate_sparkplug_device_deaths_total', 'counter', 'DDEATH messages sent.', stats.deviceDeaths),
+    single('iogate_sparkplug_data_messages_total', 'counter', 'NDATA and DDATA messages sent.', stats.dataMessages),
+    single('iogate_sparkplug_rebirth_requests_total', 'counter', 'Rebirths a host asked for (after a seq gap, usually).', commands.rebirthRequests),
+    {
+      name: 'iogate_sparkplug_commands_total',
+      type: 'counter',
+      help: 'Metric writes of DCMD/NCMD: accepted (confirmed by the board), refused (invalid, read-only, unknown, write off, failed), malformed (undecodable payloads dropped).',
+      samples: [
+        [{ result: 'accepted' }, commands.accepted],
+        [{ result: 'refused' }, commands.refused],
+        [{ result: 'malformed' }, commands.malformed],
+      ],
+    },
+    single('iogate_sparkplug_buffer_changes', 'gauge', 'Changes held for store-and-forward.', stats.bufferDepth),
+    single('iogate_sparkplug_buffer_capacity', 'gauge', 'Changes the store-and-forward memory cap holds.', stats.bufferCapacity),
+    single('iogate_sparkplug_buffer_dropped_total', 'counter', 'Buffered changes dropped (cap reached, too old, or their metric is gone).', stats.bufferDropped),
+    single('iogate_sparkplug_replayed_total', 'counter', 'Buffered changes sent as historical DDATA.', stats.replayed),
   ];
 }
 

@@ -1,0 +1,598 @@
+import { readFileSync } from 'node:fs';
+import { connect, type IClientOptions, type MqttClient } from 'mqtt';
+import type { SparkplugConfig, SparkplugServer } from '../../config/types.js';
+import type { Device } from '../../devices/device.js';
+import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
+import type { Logger } from '../../log.js';
+import type { OneWireBus } from '../../onewire/bus.js';
+import type { ChangeFeed } from '../../registry/feed.js';
+import type { Registry } from '../../registry/registry.js';
+import { BdSeqStore } from './bdseq-store.js';
+import { CommandHandler, type CommandStats } from './commands.js';
+import { bdSeqMetric, nodeBirthMetrics, uptimeMetric, type NodeProperties } from './node-metrics.js';
+import { DEFAULT_DECODE_LIMITS } from './payload-decode.js';
+import { encodePayload } from './payload-encode.js';
+import type { Metric } from './payload-types.js';
+import { engUnitOf, metricValue, PointModel, type Point, type SparkplugDevice } from './point-model.js';
+import { QuietLog } from './quiet-log.js';
+import { StoreForward, type BufferedChange } from './store-forward.js';
+import { SparkplugTopics } from './topics.js';
+
+// iogate as a Sparkplug B edge node: one MQTT session at a time on the first
+// server that works, walked in order on loss. The session follows the spec:
+// Will = NDEATH with bdSeq (QoS 1, not retained), commands subscribed before
+// NBIRTH, STATE gating when a primary host is set, NBIRTH at seq 0 then a
+// DBIRTH per online device, DATA by exception, DDEATH/DBIRTH as slaves and
+// 1-Wire buses go and come, rebirth on request, NDEATH before a clean stop.
+// Changes made while no host hears us are kept (store-and-forward) and sent
+// after the next birth as historical DDATA.
+
+const CONNECT_TIMEOUT_MS = 10_000;
+const KEEPALIVE_S = 30;
+/** Delay before trying the next server; doubled after each full round of failures, up to the cap. */
+const FIRST_RETRY_MS = 250;
+const MAX_RETRY_MS = 10_000;
+/** How often 1-Wire buses are checked for a lost owserver or newly found sensors. */
+const ONE_WIRE_CHECK_MS = 1000;
+/** Node uptime is refreshed in NDATA this often. */
+const UPTIME_EVERY_MS = 60_000;
+/** Historical replay: changes per tick and tick period (≈ 5,000 changes/s), so live DATA and polling go first. */
+const REPLAY_BATCH = 250;
+const REPLAY_TICK_MS = 50;
+/**
+ * Rebirths asked for within this time of the last one are folded into one,
+ * so a client flooding NCMD Rebirth costs one birth a second, not one each.
+ */
+const REBIRTH_MIN_GAP_MS = 1000;
+/** Socket errors that mean no CONNECT reached any broker. */
+const UNREACHED: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+/** Room for the MQTT header and topic above the largest command payload accepted (MQTT 5 brokers enforce it). */
+const MAX_PACKET_BYTES = DEFAULT_DECODE_LIMITS.maxBytes + 1024;
+
+export interface EdgeNodeOptions {
+  config: SparkplugConfig;
+  edgeNodeId: string;
+  registry: Registry;
+  feed: ChangeFeed;
+  slaves: readonly SlaveUnit[];
+  oneWire: ReadonlyArray<{ bus: OneWireBus }>;
+  stateDir: string;
+  properties: NodeProperties;
+  log: Logger;
+}
+
+export interface EdgeNodeStats {
+  /** URL of the server the session is on, or undefined while none. */
+  server: string | undefined;
+  connected: boolean;
+  /** NBIRTH sent on this connection (the node is live). */
+  born: boolean;
+  /** Waiting for the primary host's online STATE. */
+  waitingForHost: boolean;
+  bdSeq: number | undefined;
+  seq: number;
+  nodeBirths: number;
+  deviceBirths: number;
+  deviceDeaths: number;
+  dataMessages: number;
+  connects: number;
+  commands: CommandStats;
+  bufferDepth: number;
+  bufferCapacity: number;
+  bufferDropped: number;
+  replayed: number;
+}
+
+export class EdgeNode {
+  readonly topics: SparkplugTopics;
+  readonly model: PointModel;
+  private readonly bdSeqStore: BdSeqStore;
+  private readonly buffer: StoreForward;
+  private readonly commands: CommandHandler;
+  private readonly quiet: QuietLog;
+  private client: MqttClient | undefined;
+  private serverIndex = 0;
+  private failuresInRound = 0;
+  private retryMs = FIRST_RETRY_MS;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private bdSeq: number | undefined;
+  private seq = 0;
+  private born = false;
+  private waitingForHost = false;
+  /** Newest STATE timestamp seen from the primary host (on any server): older ones are ignored. */
+  private hostStateAt = -Infinity;
+  private readonly deviceBorn = new Set<string>();
+  /** Servers that refused MQTT 5: spoken to in 3.1.1 from then on. */
+  private readonly mqtt311 = new Set<number>();
+  private stopping = false;
+  /** The current connection has birthed at least once (a later loss starts a fresh round of servers). */
+  private sessionBorn = false;
+  /** Try the same server again (it refused MQTT 5 and is now spoken to in 3.1.1). */
+  private retrySame = false;
+  /** The last attempt never reached a broker (refused, unreachable): its bdSeq may be used again. */
+  private neverReached = false;
+  private unsubscribe: (() => void) | undefined;
+  private oneWireTimer: NodeJS.Timeout | undefined;
+  private uptimeTimer: NodeJS.Timeout | undefined;
+  private replayTimer: NodeJS.Timeout | undefined;
+  private rebirthTimer: NodeJS.Timeout | undefined;
+  private lastRebirthAt = -Infinity;
+  private readonly startedAt = Date.now();
+  private readonly counts = { nodeBirths: 0, deviceBirths: 0, deviceDeaths: 0, dataMessages: 0, connects: 0, replayed: 0 };
+  private outageLogged = false;
+
+  constructor(private readonly options: EdgeNodeOptions) {
+    const { config, edgeNodeId, log } = options;
+    this.topics = new SparkplugTopics(config.groupId, edgeNodeId);
+    this.model = new PointModel(options.slaves, options.oneWire.map(({ bus }) => bus));
+    const key = `${config.groupId}-${edgeNodeId}`;
+    this.bdSeqStore = new BdSeqStore(options.stateDir, key);
+    if (this.bdSeqStore.warning) log.warn(`Sparkplug: ${this.bdSeqStore.warning}`);
+    this.buffer = new StoreForward({
+      memoryMb: config.storeForward.memoryMb,
+      maxAgeS: config.storeForward.maxAgeS,
+      ...(config.storeForward.file ? { stateDir: options.stateDir } : {}),
+      edgeNodeKey: key,
+      log: (level, message) => (level === 'error' ? log.error(message) : log.warn(message)),
+    });
+    this.quiet = new QuietLog((message) => log.warn(message));
+    this.commands = new CommandHandler({
+      registry: options.registry,
+      feed: options.feed,
+      model: this.model,
+      write: config.write,
+      quiet: this.quiet,
+      born: () => this.born,
+      deviceBorn: (id) => this.deviceBorn.has(id),
+      rebirth: () => this.rebirth(),
+      nextServer: () => this.leave('the host asked for the next server'),
+    });
+  }
+
+  start(): void {
+    this.unsubscribe = this.options.feed.subscribe((devices) => this.changed(devices), { includeSilent: true });
+    // Values as they are now: a change is what differs from these.
+    for (const device of this.model.devices) for (const point of device.points) point.sent = metricValue(point);
+    if (this.buffer.depth > 0) this.options.log.info(`Sparkplug: ${this.buffer.depth} buffered changes from before the restart wait for the next birth`);
+    this.buffer.beginOutage();
+    this.oneWireTimer = setInterval(() => this.checkOneWire(), ONE_WIRE_CHECK_MS);
+    this.oneWireTimer.unref();
+    this.uptimeTimer = setInterval(() => this.publishUptime(), UPTIME_EVERY_MS);
+    this.uptimeTimer.unref();
+    void this.connectNext();
+  }
+
+  stats(): EdgeNodeStats {
+    return {
+      server: this.client?.connected ? this.options.config.servers[this.serverIndex]?.url : undefined,
+      connected: this.client?.connected ?? false,
+      born: this.born,
+      waitingForHost: this.waitingForHost,
+      bdSeq: this.bdSeq,
+      seq: this.seq,
+      ...this.counts,
+      commands: { ...this.commands.stats },
+      bufferDepth: this.buffer.depth,
+      bufferCapacity: this.buffer.capacity,
+      bufferDropped: this.buffer.dropped,
+    };
+  }
+
+  /** NDEATH (the Will's payload), then disconnect; the buffer file is brought up to date. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.unsubscribe?.();
+    clearInterval(this.oneWireTimer);
+    clearInterval(this.uptimeTimer);
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.replayTimer);
+    clearTimeout(this.rebirthTimer);
+    const client = this.client;
+    this.client = undefined;
+    if (client?.connected) {
+      await this.publishDeath(client);
+      await client.endAsync().catch(() => undefined);
+    } else {
+      await client?.endAsync(true).catch(() => undefined);
+    }
+    this.born = false;
+    await this.buffer.flush();
+  }
+
+  // --- session -------------------------------------------------------------
+
+  private async connectNext(): Promise<void> {
+    if (this.stopping) return;
+    const { config, log } = this.options;
+    const index = this.serverIndex;
+    const server = config.servers[index]!;
+    let bdSeq: number;
+    try {
+      bdSeq = await this.bdSeqStore.next(this.neverReached);
+    } catch (error) {
+      // Without a saved bdSeq a host could pair the wrong death with our birth: do not connect.
+      log.error(`Sparkplug: cannot save bdSeq to ${this.bdSeqStore.path}: ${(error as Error).message}; retrying`);
+      this.scheduleNext(false);
+      return;
+    }
+    if (this.stopping) return;
+    this.bdSeq = bdSeq;
+    this.sessionBorn = false;
+    this.neverReached = false;
+    const client = connect(server.url, this.clientOptions(server, index, bdSeq));
+    this.client = client;
+    let settled = false;
+    client.on('connect', () => {
+      settled = true;
+      this.counts.connects++;
+      log.info(`Sparkplug: connected to ${server.url} as ${this.topics.groupId}/${this.topics.edgeNodeId}, bdSeq ${bdSeq}`);
+      void this.session(client);
+    });
+    client.on('message', (topic, payload, packet) => this.message(client, topic, payload, packet.retain));
+    // Every failure ends in 'close'; errors are only reported here (mqtt.js would throw without a listener).
+    client.on('error', (error: Error & { code?: number | string }) => {
+      if (!settled && typeof error.code === 'string' && UNREACHED.has(error.code)) this.neverReached = true;
+      if (!settled && (error.code === 1 || error.code === 132) && !this.mqtt311.has(index)) {
+        this.mqtt311.add(index);
+        this.retrySame = true;
+        log.info(`Sparkplug: ${server.url} does not speak MQTT 5; using MQTT 3.1.1 with it`);
+        return;
+      }
+      this.quiet.note(`server-${index}`, `Sparkplug: ${server.url}: ${error.message}`);
+    });
+    client.once('close', () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      client.end(true);
+      this.lost(server.url, settled);
+    });
+  }
+
+  private clientOptions(server: SparkplugServer, index: number, bdSeq: number): IClientOptions {
+    const v5 = !this.mqtt311.has(index);
+    const options: IClientOptions = {
+      clientId: `iogate-${this.topics.groupId}-${this.topics.edgeNodeId}`.slice(0, 64),
+      clean: true,
+      keepalive: KEEPALIVE_S,
+      reconnectPeriod: 0,
+      connectTimeout: CONNECT_TIMEOUT_MS,
+      queueQoSZero: false,
+      resubscribe: false,
+      protocolVersion: v5 ? 5 : 4,
+      will: { topic: this.topics.node('NDEATH'), payload: Buffer.from(this.deathPayload(bdSeq)), qos: 1, retain: false },
+    };
+    // Clean Start with Session Expiry 0, and a bound on what the broker may send us.
+    if (v5) options.properties = { sessionExpiryInterval: 0, maximumPacketSize: MAX_PACKET_BYTES };
+    if (server.username !== undefined) options.username = server.username;
+    if (server.password !== undefined) options.password = server.password;
+    if (server.ca !== undefined) options.ca = readFileSync(server.ca);
+    if (server.cert !== undefined) options.cert = readFileSync(server.cert);
+    if (server.key !== undefined) options.key = readFileSync(server.key);
+    return options;
+  }
+
+  private async session(client: MqttClient): Promise<void> {
+    const { config, log } = this.options;
+    try {
+      if (config.primaryHostId !== undefined) {
+        this.waitingForHost = true;
+        // First of all, so a retained STATE is known before anything is born.
+        await client.subscribeAsync(SparkplugTopics.state(config.primaryHostId), { qos: 1 });
+      }
+      await client.subscribeAsync([this.topics.ncmd, this.topics.dcmdFilter], { qos: 1 });
+    } catch (error) {
+      log.warn(`Sparkplug: cannot subscribe: ${(error as Error).message}; trying the next server`);
+      client.end(true);
+      return;
+    }
+    if (this.client !== client) return;
+    if (config.primaryHostId === undefined) this.birth(client);
+    else if (!this.born) log.info(`Sparkplug: waiting for primary host ${config.primaryHostId} to be online`);
+  }
+
+  private lost(url: string, wasConnected: boolean): void {
+    const wasBorn = this.born;
+    this.goQuiet();
+    if (this.stopping) return;
+    if (wasConnected && wasBorn) this.options.log.warn(`Sparkplug: lost ${url}; changes are kept until the next birth`);
+    if (this.retrySame) {
+      this.retrySame = false;
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => void this.connectNext(), FIRST_RETRY_MS);
+      return;
+    }
+    this.scheduleNext(this.sessionBorn);
+  }
+
+  /** The session ended (or is about to): no more DATA until the next birth; changes go to the buffer. */
+  private goQuiet(): void {
+    if (this.born) {
+      this.buffer.beginOutage();
+      this.outageLogged = false;
+    }
+    this.born = false;
+    this.waitingForHost = false;
+    this.deviceBorn.clear();
+    clearTimeout(this.replayTimer);
+    this.replayTimer = undefined;
+    clearTimeout(this.rebirthTimer);
+    this.rebirthTimer = undefined;
+  }
+
+  private scheduleNext(hadSession: boolean): void {
+    const count = this.options.config.servers.length;
+    this.serverIndex = (this.serverIndex + 1) % count;
+    if (hadSession) {
+      this.failuresInRound = 0;
+      this.retryMs = FIRST_RETRY_MS;
+    } else if (++this.failuresInRound >= count) {
+      // A whole round failed: wait longer before the next one.
+      this.failuresInRound = 0;
+      this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
+    }
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => void this.connectNext(), hadSession ? FIRST_RETRY_MS : this.retryMs);
+  }
+
+  /** NDEATH, disconnect, and on to the next server (host offline, or asked to). */
+  private leave(reason: string): void {
+    const client = this.client;
+    if (!client) return;
+    this.options.log.info(`Sparkplug: leaving ${this.options.config.servers[this.serverIndex]?.url}: ${reason}`);
+    this.goQuiet();
+    void this.publishDeath(client).finally(() => client.end(true));
+  }
+
+  private publishDeath(client: MqttClient): Promise<void> {
+    return new Promise((resolve) => {
+      if (!client.connected || this.bdSeq === undefined) return resolve();
+      client.publish(this.topics.node('NDEATH'), Buffer.from(this.deathPayload(this.bdSeq)), { qos: 1, retain: false }, () => resolve());
+    });
+  }
+
+  private deathPayload(bdSeq: number): Uint8Array {
+    return encodePayload({ timestamp: Date.now(), metrics: [bdSeqMetric(bdSeq)] });
+  }
+
+  private message(client: MqttClient, topic: string, payload: Buffer, retained: boolean): void {
+    if (client !== this.client) return;
+    const { primaryHostId } = this.options.config;
+    if (primaryHostId !== undefined && topic === SparkplugTopics.state(primaryHostId)) return this.hostState(client, payload);
+    if (retained) {
+      this.quiet.note('retained', `Sparkplug: a retained command on ${topic} was ignored (a command must not be replayed)`);
+      return;
+    }
+    if (topic === this.topics.ncmd) return this.commands.nodeCommand(payload);
+    const deviceId = this.topics.dcmdDevice(topic);
+    if (deviceId !== undefined) this.commands.deviceCommand(deviceId, payload);
+  }
+
+  private hostState(client: MqttClient, payload: Buffer): void {
+    let state: unknown;
+    try {
+      state = payload.length <= 1024 ? JSON.parse(payload.toString('utf8')) : undefined;
+    } catch {
+      state = undefined;
+    }
+    const { online, timestamp } = (state ?? {}) as { online?: unknown; timestamp?: unknown };
+    if (typeof online !== 'boolean' || typeof timestamp !== 'number' || !Number.isFinite(timestamp)) {
+      this.quiet.note('state', `Sparkplug: STATE of the primary host ignored: not {"online": true|false, "timestamp": ms}`);
+      return;
+    }
+    if (timestamp < this.hostStateAt) {
+      this.quiet.note('state-old', `Sparkplug: STATE of the primary host ignored: timestamp ${timestamp} is older than ${this.hostStateAt}`);
+      return;
+    }
+    this.hostStateAt = timestamp;
+    if (online) {
+      this.waitingForHost = false;
+      if (!this.born) this.birth(client);
+    } else if (this.born) {
+      this.leave(`primary host ${this.options.config.primaryHostId} is offline`);
+    } else {
+      // Not born here: leaving would only make us walk in circles; the next online STATE births us.
+      this.waitingForHost = true;
+    }
+  }
+
+  // --- births and data -----------------------------------------------------
+
+  private nextSeq(): number {
+    const seq = this.seq;
+    this.seq = (this.seq + 1) % 256;
+    return seq;
+  }
+
+  private publish(client: MqttClient, topic: string, metrics: Metric[], timestamp = Date.now()): void {
+    client.publish(topic, Buffer.from(encodePayload({ timestamp, metrics, seq: this.nextSeq() })), { qos: 0, retain: false });
+  }
+
+  private birth(client: MqttClient): void {
+    const now = Date.now();
+    this.seq = 0;
+    this.deviceBorn.clear();
+    this.publish(client, this.topics.node('NBIRTH'), nodeBirthMetrics(this.bdSeq ?? 0, this.options.properties, this.startedAt, now), now);
+    this.counts.nodeBirths++;
+    this.born = true;
+    this.sessionBorn = true;
+    this.waitingForHost = false;
+    for (const device of this.model.devices) if (device.online()) this.deviceBirth(client, device);
+    if (this.buffer.depth > 0) this.scheduleReplay();
+  }
+
+  private rebirth(): void {
+    const client = this.client;
+    if (!client?.connected || !this.born) return;
+    const wait = this.lastRebirthAt + REBIRTH_MIN_GAP_MS - performance.now();
+    if (wait > 0) {
+      this.rebirthTimer ??= setTimeout(() => {
+        this.rebirthTimer = undefined;
+        this.rebirth();
+      }, wait);
+      return;
+    }
+    this.lastRebirthAt = performance.now();
+    this.birth(client);
+  }
+
+  private deviceBirth(client: MqttClient, device: SparkplugDevice): void {
+    const now = Date.now();
+    const metrics: Metric[] = device.points.map((point) => {
+      point.sent = metricValue(point);
+      const metric: Metric = { name: point.name, alias: point.alias, datatype: point.datatype, value: point.sent };
+      const engUnit = engUnitOf(point);
+      point.bornUnit = engUnit;
+      if (engUnit !== undefined) metric.properties = { engUnit };
+      return metric;
+    });
+    this.publish(client, this.topics.device('DBIRTH', device.id), metrics, now);
+    this.deviceBorn.add(device.id);
+    this.counts.deviceBirths++;
+  }
+
+  private deviceDeath(client: MqttClient, device: SparkplugDevice): void {
+    this.publish(client, this.topics.device('DDEATH', device.id), []);
+    this.deviceBorn.delete(device.id);
+    this.counts.deviceDeaths++;
+  }
+
+  /** The feed's batch: births and deaths of devices, and DDATA (or buffered changes) for changed metrics. */
+  private changed(devices: readonly Device[]): void {
+    const now = Date.now();
+    const client = this.born ? this.client : undefined;
+    let perDevice: Map<SparkplugDevice, Metric[]> | undefined;
+    let reborn: Set<SparkplugDevice> | undefined;
+    for (const device of devices) {
+      if (device.type === 'modbus_slave') {
+        if (client) this.followDevice(client, this.model.device(device.circuit));
+        continue;
+      }
+      const points = this.model.pointsOf(device);
+      if (points === undefined) {
+        if (device.type === 'sensor') this.checkOneWire();
+        continue;
+      }
+      for (const point of points) {
+        // An analog mode change changes the unit the birth declared: the device is born again with it.
+        if (client && point.unit !== undefined && this.deviceBorn.has(point.group.id) && engUnitOf(point) !== point.bornUnit) (reborn ??= new Set()).add(point.group);
+        const value = metricValue(point);
+        if (sameValue(value, point.sent)) continue;
+        point.sent = value;
+        if (!client) {
+          this.keep(point, value, now);
+          continue;
+        }
+        // A device that is not born (offline) says nothing until its DBIRTH carries its values.
+        if (!this.deviceBorn.has(point.group.id)) continue;
+        perDevice ??= new Map();
+        let metrics = perDevice.get(point.group);
+        if (!metrics) perDevice.set(point.group, (metrics = []));
+        metrics.push({ alias: point.alias, datatype: point.datatype, value, timestamp: now });
+      }
+    }
+    if (!client) return;
+    for (const group of reborn ?? []) {
+      this.deviceDeath(client, group);
+      this.deviceBirth(client, group);
+    }
+    if (!perDevice) return;
+    for (const [group, metrics] of perDevice) {
+      // A fresh birth carried these values already.
+      if (reborn?.has(group)) continue;
+      this.publish(client, this.topics.device('DDATA', group.id), metrics, now);
+      this.counts.dataMessages++;
+    }
+  }
+
+  private keep(point: Point, value: Point['sent'], now: number): void {
+    if (!this.outageLogged) {
+      this.outageLogged = true;
+      this.options.log.info('Sparkplug: no host hears us; changes are kept for replay after the next birth');
+    }
+    this.buffer.push({ device: point.group.id, name: point.name, datatype: point.datatype, value: value ?? null, timestamp: now });
+  }
+
+  /** DBIRTH or DDEATH when a device's online state no longer matches what the host was told. */
+  private followDevice(client: MqttClient, device: SparkplugDevice | undefined): void {
+    if (!device) return;
+    const online = device.online();
+    const born = this.deviceBorn.has(device.id);
+    if (online && !born) this.deviceBirth(client, device);
+    else if (!online && born) this.deviceDeath(client, device);
+  }
+
+  private checkOneWire(): void {
+    const client = this.born ? this.client : undefined;
+    for (const bus of this.model.oneWireBuses) {
+      const grew = this.model.adoptSensors(bus);
+      const device = this.model.device(bus.name);
+      if (!device) continue;
+      if (grew) {
+        for (const point of device.points) if (!('sent' in point)) point.sent = metricValue(point);
+        // A DBIRTH declares every metric: new sensors need a fresh one.
+        if (client && this.deviceBorn.has(device.id)) {
+          this.deviceDeath(client, device);
+          this.deviceBirth(client, device);
+        }
+      }
+      if (client) this.followDevice(client, device);
+    }
+  }
+
+  private publishUptime(): void {
+    const client = this.born ? this.client : undefined;
+    if (!client) return;
+    const now = Date.now();
+    this.publish(client, this.topics.node('NDATA'), [uptimeMetric(this.startedAt, now)], now);
+    this.counts.dataMessages++;
+  }
+
+  // --- store-and-forward replay ---------------------------------------------
+
+  private scheduleReplay(): void {
+    if (this.replayTimer !== undefined) return;
+    this.replayTimer = setTimeout(() => {
+      this.replayTimer = undefined;
+      this.replayBatch();
+    }, REPLAY_TICK_MS);
+  }
+
+  private replayBatch(): void {
+    const client = this.born ? this.client : undefined;
+    if (!client?.connected) return;
+    const batch = this.buffer.take(REPLAY_BATCH);
+    // Oldest first; consecutive changes of one device share a DDATA.
+    let run: { device: SparkplugDevice; metrics: Metric[] } | undefined;
+    let unsendable = 0;
+    const flush = () => {
+      if (!run) return;
+      this.publish(client, this.topics.device('DDATA', run.device.id), run.metrics);
+      this.counts.dataMessages++;
+      this.counts.replayed += run.metrics.length;
+      run = undefined;
+    };
+    for (const change of batch) {
+      const point = this.historicalPoint(change);
+      if (!point) {
+        unsendable++;
+        continue;
+      }
+      if (run && run.device !== point.group) flush();
+      run ??= { device: point.group, metrics: [] };
+      run.metrics.push({ alias: point.alias, datatype: point.datatype, value: change.value, timestamp: change.timestamp, isHistorical: true });
+    }
+    flush();
+    this.buffer.lose(unsendable, 'buffered changes of metrics or devices that no longer exist or are offline');
+    if (this.buffer.depth > 0) this.scheduleReplay();
+    else void this.buffer.flush();
+  }
+
+  private historicalPoint(change: BufferedChange): Point | undefined {
+    const point = this.model.find(change.device, change.name);
+    return point && this.deviceBorn.has(point.group.id) ? point : undefined;
+  }
+}
+
+function sameValue(a: unknown, b: unknown): boolean {
+  return a === b || (Number.isNaN(a) && Number.isNaN(b));
+}

@@ -1,0 +1,22 @@
+import type { EdgeNode } from '../../src/api/sparkplug/edge-node.js';
+import { startSparkplug } from '../../src/api/sparkplug/start.js';
+import { createLogger } from '../../src/log.js';
+import { STILL_BOARD, startGate, type Gate } from './in-process.js';
+
+// The daemon's parts in the test process with the Sparkplug edge node on: a
+// simulated Neuron `00` as device 1 whose inputs move only when the test moves
+// them (in-process.ts's STILL_BOARD).
+
+export async function startEdgeGate(brokerUrl: string, edgeNodeId: string, { write = false } = {}): Promise<{ gate: Gate; node: EdgeNode }> {
+  const section = `apis:
+  sparkplug:
+    enabled: true
+    group_id: plant
+    edge_node_id: ${edgeNodeId}
+    servers:
+      - url: ${brokerUrl}
+    write: ${write}
+`;
+  const gate = await startGate(STILL_BOARD.replace('apis:\n', section));
+  return { gate, node: startSparkplug(gate.config, gate.runtime, createLogger('CRITICAL')) };
+}

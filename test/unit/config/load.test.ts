@@ -56,6 +56,7 @@ test('an empty file gives EVOK defaults, loopback address and the EVOK alias pat
     address: 'http://127.0.0.1:80/index.html',
     deviceMask: ['di', 'sensor', 'watchdog'],
     complexEvents: false,
+    meta: false,
   });
   assert.equal(config.apis.mqtt.enabled, false);
   assert.equal(config.apis.mqtt.port, 1883);
@@ -287,7 +288,7 @@ test('mqtt, webhook and auth sections', () => {
   ].join('\n'));
   const { config, warnings } = loadConfig({ file });
   assert.match(warnings.join('\n'), /no comm_channels/);
-  assert.deepEqual(config.apis.webhook, { enabled: true, address: 'http://192.168.1.10:1880/evok', deviceMask: ['di'], complexEvents: true });
+  assert.deepEqual(config.apis.webhook, { enabled: true, address: 'http://192.168.1.10:1880/evok', deviceMask: ['di'], complexEvents: true, meta: false });
   const { mqtt, auth } = config.apis;
   assert.equal(mqtt.address, 'broker.lan');
   assert.equal(mqtt.clientId, 'plc1');

@@ -1,6 +1,7 @@
 import type { Device } from './api.js';
 import { formatNumber, h, setAttr, setText } from './dom.js';
 import { alias, deviceLabel } from './labels.js';
+import { QualityMark } from './quality.js';
 
 // One card per device. It is built once; later states patch only the parts
 // whose text changed. Writes go through `Actions`, which reports the board's
@@ -18,7 +19,7 @@ const SWITCHES = new Set(['do', 'ro', 'led', 'output', 'relay', 'digitaloutput']
 /** Types that take no alias (EVOK): everything else can be renamed. */
 const NOT_ALIASABLE = new Set(['modbus_slave', 'device_info', 'run']);
 /** Fields shown by the generic renderer: identity and bulky ones are left out. */
-const HIDDEN_FIELDS = new Set(['dev', 'circuit', 'alias', 'glob_dev_id', 'modes', 'counter_modes', 'ds_modes', 'stats', 'aliases']);
+const HIDDEN_FIELDS = new Set(['dev', 'circuit', 'alias', 'glob_dev_id', 'modes', 'counter_modes', 'ds_modes', 'stats', 'aliases', 'quality', 'ts', 'age_s']);
 
 interface Setting {
   field: string;
@@ -73,6 +74,7 @@ export class DeviceView {
   private text = '';
   private readonly nameText: HTMLElement;
   private readonly value: HTMLElement;
+  private readonly quality: QualityMark;
   /** Made on the first error only: most cards never need one. */
   private error: HTMLElement | undefined;
   /** Bring controls in line with a state; `force` also overrides what the user is editing. */
@@ -93,7 +95,9 @@ export class DeviceView {
     this.nameText = h('span', { class: 'name' });
     this.value = h('span', { class: 'val' });
     const head = h('div', { class: 'head' }, this.nameText, this.value);
-    this.root = h('article', { class: 'dev', 'data-key': this.key }, head);
+    const qualityNote = h('p', { class: 'age', hidden: true });
+    this.root = h('article', { class: 'dev', 'data-key': this.key }, head, qualityNote);
+    this.quality = new QualityMark(this.root, qualityNote);
     if (SWITCHES.has(device.dev) || device.dev === 'wd' || device.dev === 'watchdog') head.append(this.buildSwitch());
     if (device.dev === 'ao') this.root.append(this.buildRange());
     const settings = SETTINGS[device.dev];
@@ -129,6 +133,7 @@ export class DeviceView {
       this.more?.setAttribute('aria-label', `Settings ${label}`);
     }
     this.renderValue(device);
+    this.quality.show(device);
     for (const refresh of this.refreshers) refresh(device, resetControls);
     return true;
   }

@@ -13,6 +13,8 @@ import { startGate, until, type Gate } from '../../helpers/in-process.js';
 type Item = Record<string, unknown>;
 
 const SCENE = (hookPort: number, meta: boolean) => `
+quality:
+  stale_min_ms: 300
 apis:
   websocket:
     enabled: true
@@ -147,8 +149,12 @@ test('a board that falls silent turns stale, then offline, for meta clients (pus
       if (now === 'offline') break;
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    // Stale after 500 ms without a read (the floor of the stale rule), offline after a second of silence.
-    assert.deepEqual(seen, ['good', 'stale', 'offline'], `qualities seen: ${seen.join(' → ')}`);
+    // Stale after 300 ms without a read (the floor of the stale rule here), offline after a second of
+    // silence: seen by polling or pushed to the meta client (either may miss the window on a loaded machine, not both).
+    const pushed = meta.devices.filter((item) => item['circuit'] === '1_01' && item['dev'] === 'di').map((item) => item['quality']);
+    assert.equal(seen.at(-1), 'offline', `qualities seen: ${seen.join(' → ')}`);
+    assert.ok(seen.includes('stale') || pushed.includes('stale'), `stale before offline: polled ${seen.join(' → ')}, pushed ${pushed.join(' → ')}`);
+    assert.ok(seen.every((quality) => ['good', 'stale', 'offline'].includes(quality)));
     assert.ok(Date.now() - silentAt < 5000, 'offline within the bound');
     await until(() => meta.devices.some((item) => item['circuit'] === '1_01' && item['quality'] === 'offline'), 'a meta push saying offline');
     // The offline device is answered in the meta view (with its age), refused in EVOK's.

@@ -123,7 +123,7 @@ export function renderMetrics({ buses, slaves, oneWire = [], http }: MetricsSour
     perSlave('iogate_slave_scan_interval_seconds', 'gauge', 'Configured scan period (0 = as fast as the bus allows).', (s) => s.scanPeriodMs / 1000),
   );
   families.push({
-    name: 'iogate_di_counter_total',
+    name: 'iogate_di_pulses_total',
     type: 'counter',
     help: 'Pulses a DI counted in all, across wraps and board resets (counter_total; DIs that keep one, once read).',
     samples: slaves.flatMap((slave) =>

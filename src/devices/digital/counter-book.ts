@@ -64,6 +64,10 @@ export class CounterBook {
   }
 
   private logEvent(key: string, event: CounterEvent): void {
+    // A wrap or reset is saved at once (they are rare): after a crash, a total saved before a wrap
+    // would meet a small reading and have to take it for a reset, losing the pulses before the wrap.
+    this.changed();
+    queueMicrotask(() => void this.flush());
     switch (event.kind) {
       case 'wrap':
         this.log.info(`di ${key}: counter wrapped past 2^32; counter_total continues`);

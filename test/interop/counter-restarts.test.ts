@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { configFile } from '../helpers/http-call.js';
@@ -140,6 +140,7 @@ test(`counter_total across ${RESTARTS} SIGKILLs, a wrap and two power cycles: ne
   let atRisk = 0;
   let bound = 0;
   let largestDrop = 0;
+  let downtimeCycle = '';
   const saw = (total: number) => {
     readings++;
     assert.ok(total >= highest, `counter_total went down from ${highest} to ${total}`);
@@ -198,9 +199,13 @@ test(`counter_total across ${RESTARTS} SIGKILLs, a wrap and two power cycles: ne
       const saved = savedRaw();
       if (round === DOWNTIME_CYCLE) {
         // Power cycle while iogate is down: what the board counted since iogate's last save is gone.
+        const savedAt = statSync(join(dir, 'counter-totals.json')).mtimeMs;
         await pulser.pause();
+        const cycledAt = Date.now();
         await post(`${control}/power`, { unit: 1, state: 'cycle' });
         pulser.resume();
+        downtimeCycle = `last save ${Math.round(killedAt - savedAt)} ms before the kill, power cycle ${cycledAt - killedAt} ms after it, ` +
+          `${pulser.sentBy(cycledAt) - pulser.sentBy(savedAt)} pulses counted between them`;
       }
       const rawBefore = pulser.raw;
       daemon = await spawnDaemon(['--config', file], { cwd: dir });
@@ -244,7 +249,8 @@ test(`counter_total across ${RESTARTS} SIGKILLs, a wrap and two power cycles: ne
     if (process.env['IOGATE_DEBUG']) process.stderr.write(`after clean restart: ${daemon.output().split('\n').filter((line) => /di 1_01/.test(line)).join(' | ')} saved ${JSON.stringify(savedRaw())}\n`);
     process.stderr.write(
       `counter restarts: ${RESTARTS} SIGKILLs, ${pulser.sent} pulses, ${readings} readings by a client, ` +
-        `${atRisk} downtimes with a reset or wrap (bound ${bound} pulses), lost ${lost}, largest drop ${largestDrop}, final ${final}\n`,
+        `${atRisk} downtimes with a reset or wrap (bound ${bound} pulses), lost ${lost}, largest drop ${largestDrop}, final ${final}; ` +
+        `save interval ${SAVE_INTERVAL_S} s; the power cycle while down: ${downtimeCycle}\n`,
     );
     assert.ok(lost >= 0 && lost <= bound, `lost ${lost} pulses (bound ${bound}: the pulses counted since the save before each reset or wrap while down)`);
     if (atRisk === 0) assert.equal(lost, 0);

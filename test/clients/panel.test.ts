@@ -305,9 +305,13 @@ describe('panel in Chromium', { skip }, () => {
     assert.equal(await page.locator('[data-key="do/1_01"]').getAttribute('class'), 'dev', 'a live board keeps its cards as they were');
     assert.equal(await page.locator('[data-key="do/1_01"] .age').isHidden(), true);
     const dir = mkdtempSync(join(tmpdir(), 'iogate-quality-shots-'));
-    const path = join(dir, 'panel-offline-card.png');
-    await page.locator('section[data-board="2"]').screenshot({ path });
-    process.stderr.write(`offline board screenshot: ${path}\n`);
+    // The board's header and its first cards, as a user scrolling to it sees them; and one card alone.
+    await page.locator('section[data-board="2"] > h2').evaluate((heading) => window.scrollTo(0, heading.getBoundingClientRect().top + window.scrollY - 60));
+    const path = join(dir, 'panel-offline-board.png');
+    await page.screenshot({ path });
+    const cardPath = join(dir, 'panel-offline-card.png');
+    await page.locator('[data-key="ro/2_02"]').screenshot({ path: cardPath });
+    process.stderr.write(`offline board screenshots: ${path} ${cardPath}\n`);
   });
 });
 

@@ -1,8 +1,7 @@
 import { once } from 'node:events';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
 import { startGate, until } from '../helpers/in-process.js';
+import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 
 // What an EVOK client sees by default, captured from a fixed scene: the body
 // of /rest/all, the WebSocket pushes and the webhook bodies (complex events)
@@ -12,8 +11,9 @@ import { startGate, until } from '../helpers/in-process.js';
 // fixtures/golden/default-shapes.json was made by running this file with the
 // code before the meta view existed (`node --import tsx
 // test/support/golden-shapes.ts > fixtures/golden/default-shapes.json` in a
-// checkout of that commit with this file copied in); the golden test runs it
-// on the current code and wants the same bytes.
+// checkout of that commit with this file and test/helpers/webhook-receiver.ts
+// copied in); the golden test runs it on the current code and wants the same
+// bytes.
 
 export interface GoldenShapes {
   restAll: string;
@@ -51,19 +51,9 @@ export function blankVolatile(text: string): string {
 }
 
 export async function captureGoldenShapes(): Promise<GoldenShapes> {
-  const webhookBodies: string[] = [];
-  const receiver = createServer((req: IncomingMessage, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      webhookBodies.push(blankVolatile(body));
-      res.end('ok');
-    });
-  });
-  receiver.listen(0, '127.0.0.1');
-  await once(receiver, 'listening');
-  const gate = await startGate(SCENE((receiver.address() as AddressInfo).port));
+  const receiver = await startWebhookReceiver();
+  const webhookBodies = receiver.bodies;
+  const gate = await startGate(SCENE(receiver.port));
   try {
     const restAll = blankVolatile(await (await fetch(`${gate.baseUrl}/rest/all`)).text());
     const restDi = await (await fetch(`${gate.baseUrl}/rest/di/1_01`)).text();
@@ -80,10 +70,9 @@ export async function captureGoldenShapes(): Promise<GoldenShapes> {
     // Anything else that was going to come (it must not: nothing else moves).
     await new Promise((resolve) => setTimeout(resolve, 700));
     socket.close();
-    return { restAll, restDi, wsPushes, webhookBodies };
+    return { restAll, restDi, wsPushes, webhookBodies: webhookBodies.map(blankVolatile) };
   } finally {
     await gate.close();
-    receiver.closeAllConnections();
     receiver.close();
   }
 }

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { createServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { WebSocket } from 'ws';
 import { startGate, until, type Gate } from '../../helpers/in-process.js';
+import { startWebhookReceiver } from '../../helpers/webhook-receiver.js';
 
 // The meta view: quality, ts, age_s (and a DI's counter_total) for clients
 // that ask (`?meta=1`, `/ws?meta=1`, `apis.webhook.meta`), following a
@@ -55,25 +54,13 @@ async function wsClient(url: string): Promise<{ socket: WebSocket; devices: Item
 }
 
 async function webhookReceiver(): Promise<{ port: number; bodies: Item[][]; close(): void }> {
-  const bodies: Item[][] = [];
-  const server = createServer((req: IncomingMessage, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      bodies.push(JSON.parse(body) as Item[]);
-      res.end('ok');
-    });
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
+  const receiver = await startWebhookReceiver();
   return {
-    port: (server.address() as AddressInfo).port,
-    bodies,
-    close() {
-      server.closeAllConnections();
-      server.close();
+    port: receiver.port,
+    get bodies() {
+      return receiver.bodies.map((body) => JSON.parse(body) as Item[]);
     },
+    close: () => receiver.close(),
   };
 }
 

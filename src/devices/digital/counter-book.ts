@@ -43,10 +43,12 @@ export class CounterBook {
     return counter;
   }
 
-  /** A total or its raw reading moved: saved within the interval. */
+  /** A total or its raw reading moved: saved within the interval. Called at every moving poll, so it allocates nothing. */
   changed(): void {
-    this.saver.markDirty(() => this.file());
+    this.saver.markDirty(this.snapshotFile);
   }
+
+  private readonly snapshotFile = (): CounterFile => this.file();
 
   /** Writes what is unsaved (at shutdown). */
   flush(): Promise<void> {

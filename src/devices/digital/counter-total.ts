@@ -56,6 +56,11 @@ export class CounterTotal {
     return this.last !== undefined && !this.gap && this.suspect === undefined;
   }
 
+  /** The last believed raw reading (undefined before the first). */
+  get raw(): number | undefined {
+    return this.last;
+  }
+
   snapshot(): CounterSnapshot | undefined {
     return this.last === undefined ? undefined : { total: this.total, raw: this.last };
   }

@@ -81,10 +81,10 @@ export class DigitalInput extends SlaveDevice<DiWrite> {
       this.seenReturns = this.slave.returns;
       counter.noteGap();
     }
-    const before = counter.snapshot();
+    // Compared as numbers: this runs at every poll of the block, and allocating here would feed the GC.
+    const { total, raw: believed } = counter;
     if (counter.observe(raw) === 'reread') this.slave.reread(block);
-    const after = counter.snapshot();
-    if (after && (before?.raw !== after.raw || before.total !== after.total)) changed();
+    if (counter.raw !== believed || counter.total !== total) changed();
   }
 
   /** `counter_total` in the meta view; null until a reading since start stands behind it. */

@@ -75,8 +75,10 @@ export class DigitalInput extends SlaveDevice<DiWrite> {
 
   /** Every reading of the counter's block, changed or not, feeds the total. */
   private observeCounter(block: number, { counter, changed }: CounterTotalLink): void {
-    const raw = uint32LowFirst(this.slave.cache, this.counterAddress);
-    if (raw === null) return;
+    // Straight from the block just read (both words from one reply): no lookup, no view allocated per poll.
+    const { values, def } = this.slave.cache.blocks[block]!;
+    const offset = this.counterAddress - def.start_reg;
+    const raw = values[offset]! + values[offset + 1]! * 65536;
     if (this.slave.returns !== this.seenReturns) {
       this.seenReturns = this.slave.returns;
       counter.noteGap();

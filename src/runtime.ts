@@ -3,6 +3,8 @@ import type { BusConfig, Config } from './config/types.js';
 import { AliasManager } from './devices/alias-manager.js';
 import type { Device } from './devices/device.js';
 import { buildDevices } from './devices/build.js';
+import { CounterBook } from './devices/digital/counter-book.js';
+import { QualityWatch, type QualitySource } from './devices/quality/quality-watch.js';
 import { DeviceInfo } from './devices/board/device-info.js';
 import { ModbusSlave, type SlaveLink } from './devices/board/modbus-slave.js';
 import { CycleGuard } from './devices/slave/cycle-guard.js';
@@ -12,6 +14,7 @@ import { SlaveUnit, type ChangeListener } from './devices/slave/slave-unit.js';
 import type { Logger } from './log.js';
 import { ModbusBus } from './modbus/bus.js';
 import { buildOneWireBuses, type OneWireSetup } from './onewire/assemble.js';
+import { OneWireSensor } from './onewire/sensor.js';
 import { PersistedAliases } from './registry/alias-book.js';
 import { AliasSaver, readAliasFile } from './registry/alias-store.js';
 import { ChangeFeed } from './registry/feed.js';
@@ -49,7 +52,9 @@ export interface Runtime {
    * after a bound), so the first API answers carry values rather than nulls.
    */
   start(): Promise<void>;
-  /** Stops polling and the buses, and writes unsaved alias changes. */
+  /** Counter totals of the DIs that keep one (and where they are saved). */
+  counters: CounterBook;
+  /** Stops polling and the buses, and writes unsaved alias changes and counter totals. */
   stop(): Promise<void>;
 }
 
@@ -76,6 +81,9 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
   const logAt = (level: 'info' | 'warn' | 'error', message: string) => (level === 'error' ? log.error(message) : level === 'warn' ? log.warn(message) : log.info(message));
   let globalId = 0;
   let plannedPollRate = 0;
+  const { quality } = config;
+  const staleRule = { periods: quality.stalePeriods, minMs: quality.staleMinMs };
+  const counters = new CounterBook(config.stateDir, quality.counterSaveMs, log);
   for (const busConfig of config.buses) {
     const models = resolveModels(busConfig, findModel, log);
     const { link, simulation } = createLink(busConfig, models);
@@ -94,7 +102,11 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       globalId++;
       const period = deviceConfig.scanFrequency > 0 ? 1000 / deviceConfig.scanFrequency : 0;
       const slave = new SlaveUnit(deviceConfig.name, deviceConfig.slaveId, model, bus, period, onChange, logAt);
-      for (const device of buildDevices(slave, { globalId, log: (message) => log.warn(message) })) registry.add(device);
+      slave.staleRule = staleRule;
+      const { counterTotal } = deviceConfig;
+      const wanted = (circuit: string) => (typeof counterTotal === 'boolean' ? counterTotal : counterTotal.includes(circuit));
+      const context = { globalId, log: (message: string) => log.warn(message), counters: { book: counters, wanted, log: (message: string) => log.info(message) } };
+      for (const device of buildDevices(slave, context)) registry.add(device);
       const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig), { model: model.name, product: productOf(busConfig, deviceConfig, model.name) });
       slaveDevices.set(slave, slaveDevice);
       registry.add(slaveDevice);
@@ -114,7 +126,10 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
 
   // After the boards, so a bus's `owpower` finds its coil.
   // Sensors are found after start-up; each takes its saved alias then.
-  const oneWire = buildOneWireBuses(config.oneWireBuses, registry, feed, log, (device) => aliases.adopt(device));
+  const oneWire = buildOneWireBuses(config.oneWireBuses, registry, feed, log, (device) => {
+    if (device instanceof OneWireSensor) device.staleRule = staleRule;
+    aliases.adopt(device);
+  });
 
   const saver = new AliasSaver(config.aliasFile, ALIAS_SAVE_DELAY_MS, (message) => log.error(message));
   const aliases = new PersistedAliases(registry, saver);
@@ -123,6 +138,17 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
   for (const warning of [...warnings, ...aliases.attach(saved)]) log.warn(warning);
 
   const cycleGuard = new CycleGuard(buses, slaves, logAt);
+  const sensorSources = new WeakMap<OneWireSensor, QualitySource>();
+  const sensorSource = (sensor: OneWireSensor): QualitySource => {
+    let source = sensorSources.get(sensor);
+    if (!source) sensorSources.set(sensor, (source = { quality: (now) => sensor.pointMeta(now).quality, devices: [sensor] }));
+    return source;
+  };
+  function* qualitySources(): Iterable<QualitySource> {
+    yield* slaves;
+    for (const { bus } of oneWire) for (const sensor of bus.sensors.values()) yield sensorSource(sensor);
+  }
+  const qualityWatch = new QualityWatch(qualitySources, (devices) => feed.publishQuality(devices));
 
   return {
     registry,
@@ -132,6 +158,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     oneWire,
     simulations,
     plannedPollRate,
+    counters,
     async start() {
       for (const simulation of simulations.values()) simulation.start();
       for (const bus of buses) bus.start();
@@ -146,13 +173,17 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       clearTimeout(bound);
       // The watchdog timeouts are known once the boards were read.
       cycleGuard.start();
+      qualityWatch.start();
     },
     async stop() {
       cycleGuard.stop();
+      qualityWatch.stop();
       for (const { loop } of loops) loop.stop();
       for (const { bus } of oneWire) bus.stop();
       for (const simulation of simulations.values()) simulation.stop();
       await Promise.all([saver.flush(), ...buses.map((bus) => bus.stop())]);
+      // After the buses stopped: no reading can move a total past what is saved.
+      await counters.flush();
     },
   };
 }

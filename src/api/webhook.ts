@@ -40,9 +40,16 @@ export function startWebhook(config: WebhookConfig, feed: ChangeFeed, log: Logge
   const { types: mask, unknown } = parseTypeNames(config.deviceMask);
   if (unknown.length > 0) log.warn(`webhook: device_mask entries that name no device type are ignored: ${unknown.join(', ')}`);
   const sender = new WebhookSender(config, log, options);
-  const unsubscribe = feed.subscribe((devices) => {
+  const add = (devices: readonly Device[]) => {
     for (const device of devices) if (mask.has(device.type)) sender.add(device);
-  });
+  };
+  const unsubscribeChanges = feed.subscribe(add);
+  // Quality changes are news only to a receiver of the meta view.
+  const unsubscribeQuality = config.complexEvents && config.meta ? feed.subscribeQuality(add) : () => {};
+  const unsubscribe = () => {
+    unsubscribeChanges();
+    unsubscribeQuality();
+  };
   return {
     get pendingCount() {
       return sender.pendingCount;
@@ -129,10 +136,11 @@ class WebhookSender {
     if (this.unsettled >= MAX_UNSETTLED_REQUESTS) {
       return Promise.reject(new Error(`${this.unsettled} earlier requests are still hanging`));
     }
-    const { address: url, complexEvents } = this.config;
+    const { address: url, complexEvents, meta } = this.config;
     const headers = { 'content-type': 'application/json' };
+    const now = Date.now();
     const sent = complexEvents
-      ? tiny.post({ url, headers, data: devices.map((device) => device.full()), buffer: true })
+      ? tiny.post({ url, headers, data: devices.map((device) => (meta ? device.metaFull(now) : device.full())), buffer: true })
       : tiny.get({ url, headers, buffer: true });
     this.unsettled++;
     const settled = () => this.unsettled--;

@@ -62,6 +62,23 @@ export const DEFAULT_ONEWIRE_SCAN_INTERVAL_S = 300;
 /** EVOK's replacement for a scan_interval of 0 or less. */
 export const ONEWIRE_SCAN_INTERVAL_FALLBACK_S = 3600;
 
+/**
+ * A value is stale after five of its read periods (a line that loses a few
+ * replies in a row is not yet stale) and never before half a second: at 50 Hz
+ * a busy line would otherwise flap between good and stale. A slave turns
+ * offline only after a second of silence, so stale comes first.
+ */
+export const DEFAULT_STALE_PERIODS = 5;
+export const DEFAULT_STALE_MIN_MS = 500;
+
+/**
+ * Counter totals are saved every 10 s while pulses arrive (and at shutdown).
+ * Each save stores the raw reading too, so a crash loses counts only if the
+ * board also restarted before iogate read it again: then at most this long.
+ * On flash storage that is 8640 small writes a day, moving pulses only.
+ */
+export const DEFAULT_COUNTER_SAVE_S = 10;
+
 /** The configuration used when no file is given, as YAML so it goes through the same readers. */
 export const BUILT_IN_CONFIG_YAML = `
 apis:

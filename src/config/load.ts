@@ -3,7 +3,7 @@
 // Problems are collected and thrown together as one ConfigError.
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Config } from './types.js';
+import type { Config, QualityConfig } from './types.js';
 import { ConfigError } from './errors.js';
 import { ConfigSection } from './section.js';
 import { Findings } from './findings.js';
@@ -11,7 +11,15 @@ import { formatOrigin, readYamlFile, readYamlText, type MapNode, type Origin, ty
 import { mergeOver } from './merge.js';
 import { readApis } from './read-apis.js';
 import { readBuses } from './read-buses.js';
-import { BUILT_IN_ALIAS_FILE, BUILT_IN_CONFIG_YAML, DEFAULT_AUTOGEN_FILE, EVOK_ALIAS_FILE } from './defaults.js';
+import {
+  BUILT_IN_ALIAS_FILE,
+  BUILT_IN_CONFIG_YAML,
+  DEFAULT_AUTOGEN_FILE,
+  DEFAULT_COUNTER_SAVE_S,
+  DEFAULT_STALE_MIN_MS,
+  DEFAULT_STALE_PERIODS,
+  EVOK_ALIAS_FILE,
+} from './defaults.js';
 
 export interface LoadOptions {
   /** EVOK config.yaml; absent = built-in simulator configuration. */
@@ -54,6 +62,7 @@ function builtInConfig(findings: Findings): Config {
     hwDefinitionDirs: [],
     aliasFile: resolve(BUILT_IN_ALIAS_FILE),
     stateDir: dirname(resolve(BUILT_IN_ALIAS_FILE)),
+    quality: readQuality(root.section('quality')),
   };
 }
 
@@ -92,9 +101,21 @@ function fileConfig(file: string, autogenOption: string | undefined, findings: F
     // must survive a restart, and a config that moves its aliases (as every
     // test does) moves the rest with them.
     stateDir: resolve(configDir, root.string('state_dir', dirname(aliasFile))),
+    quality: readQuality(root.section('quality')),
   };
   root.warnUnknownKeys();
   return config;
+}
+
+/** `quality:` (ours): when values turn stale, and how often counter totals are saved. */
+function readQuality(section: ConfigSection): QualityConfig {
+  const quality: QualityConfig = {
+    stalePeriods: section.number('stale_periods', DEFAULT_STALE_PERIODS, 1),
+    staleMinMs: section.integer('stale_min_ms', DEFAULT_STALE_MIN_MS, 0, 86_400_000),
+    counterSaveMs: Math.round(section.number('counter_save_interval', DEFAULT_COUNTER_SAVE_S, 0.1) * 1000),
+  };
+  section.warnUnknownKeys();
+  return quality;
 }
 
 function rootSection(tree: TreeNode, findings: Findings): ConfigSection {

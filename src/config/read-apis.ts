@@ -47,6 +47,8 @@ function readWebhook(webhook: ConfigSection): WebhookConfig {
     address: webhook.string('address', 'http://127.0.0.1:80/index.html'),
     deviceMask: webhook.stringList('device_mask', ['di', 'sensor', 'watchdog']),
     complexEvents: webhook.boolean('complex_events', false),
+    // Ours: complex events also carry quality, age and counter totals.
+    meta: webhook.boolean('meta', false),
   };
   if (config.enabled && !isHttpUrl(config.address)) {
     webhook.error(webhook.value('address')?.origin ?? webhook.at, 'address', `expected an http:// or https:// URL, got '${config.address}'`);

@@ -147,6 +147,7 @@ function readDevice(name: string, device: ConfigSection, hasBusInfo: boolean): D
     scanFrequency: device.number('scan_frequency', 50, 0),
     scanEnabled: device.boolean('scan_enabled', true),
     inputScanFrequency: device.integer('input_scan_frequency', 0, 0, MAX_INPUT_SCAN_HZ),
+    counterTotal: readCounterTotal(device),
   };
   // EVOK registers a per-device device_info when the bus has none, or when
   // the device brings its own.
@@ -156,6 +157,16 @@ function readDevice(name: string, device: ConfigSection, hasBusInfo: boolean): D
     device.markKnown('device_info');
   }
   return config;
+}
+
+/**
+ * `counter_total`: true (every DI of the board keeps a never-decreasing total;
+ * the default), false, or a list of the DI circuits that keep one.
+ */
+function readCounterTotal(device: ConfigSection): boolean | string[] {
+  const node = device.value('counter_total');
+  if (node?.kind === 'seq') return device.stringList('counter_total', []);
+  return device.boolean('counter_total', true);
 }
 
 /**

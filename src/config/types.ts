@@ -28,6 +28,8 @@ export interface DeviceConfig {
   inputScanFrequency: number;
   /** Per-device device_info (EVOK rules: bus has none, or the device has its own). */
   deviceInfo?: DeviceInfoConfig;
+  /** DIs that keep a never-decreasing `counter_total`: all, none, or the listed circuits. */
+  counterTotal: boolean | string[];
 }
 
 interface BusCommon {
@@ -90,6 +92,8 @@ export interface WebhookConfig {
   address: string;
   deviceMask: string[];
   complexEvents: boolean;
+  /** Complex events carry the meta view (quality, ts, age_s, counter_total), as `?meta=1` does. */
+  meta: boolean;
 }
 
 export interface MqttConfig {
@@ -190,4 +194,15 @@ export interface Config {
   aliasFile: string;
   /** Where other state that survives a restart is kept (src/state/); default: the alias file's folder. */
   stateDir: string;
+  /** `quality:` how old a value may be before it is stale, and how often counter totals are saved. */
+  quality: QualityConfig;
+}
+
+export interface QualityConfig {
+  /** A value is stale when older than this many of its read periods… */
+  stalePeriods: number;
+  /** …and never sooner than this (ms), so a 50 Hz scan does not flap on a busy line. */
+  staleMinMs: number;
+  /** Counter totals are saved at most this often while counters move (ms), and at shutdown. */
+  counterSaveMs: number;
 }

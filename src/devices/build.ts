@@ -4,7 +4,8 @@ import { AnalogOutput } from './analog/ao.js';
 import { BrainAnalogOutput } from './analog/bao.js';
 import { DataPoint } from './board/data-point.js';
 import type { Device } from './device.js';
-import { DigitalInput } from './digital/di.js';
+import type { CounterBook } from './digital/counter-book.js';
+import { DigitalInput, type CounterTotalLink } from './digital/di.js';
 import { DigitalOutput } from './digital/do.js';
 import { UserLed } from './digital/led.js';
 import { NvSave } from './board/nv-save.js';
@@ -20,6 +21,8 @@ export interface BuildContext {
   /** Position of the slave in the configuration, shown as `glob_dev_id` by DI and DO. */
   globalId: number;
   log: (message: string) => void;
+  /** Counter totals: where they are kept, and which DIs have one. */
+  counters?: { book: CounterBook; wanted(circuit: string): boolean; log(message: string): void };
 }
 
 /** `<device name>_<NN>`: two digits at least, counting from 1 + start_index. */
@@ -44,13 +47,13 @@ interface WithRegisters {
   registers(): Array<{ space: RegisterSpace; address: number }>;
 }
 
-function buildFeature(slave: SlaveUnit, feature: Feature, { globalId, log }: BuildContext): Built {
+function buildFeature(slave: SlaveUnit, feature: Feature, { globalId, log, counters }: BuildContext): Built {
   const built = <D extends Device & WithRegisters>(device: D) => ({ device, registers: device.registers() });
   /** Circuit of channel i; every numbered type honours start_index (EVOK only did for DI, EVOK#195). */
   const circuit = (i: number) => circuitName(slave.name, i + 1 + ('start_index' in feature ? feature.start_index ?? 0 : 0));
   switch (feature.type) {
     case 'DI':
-      return range(feature.count).map((i) => built(new DigitalInput(circuit(i), slave, feature, i, globalId)));
+      return range(feature.count).map((i) => built(new DigitalInput(circuit(i), slave, feature, i, globalId, totalFor(circuit(i), counters))));
     case 'DO': {
       const group: DigitalOutput[] = [];
       return range(feature.count).map((i) => {
@@ -80,6 +83,12 @@ function buildFeature(slave: SlaveUnit, feature: Feature, { globalId, log }: Bui
     case 'NV_SAVE':
       return [{ device: new NvSave(slave, feature.val_coil), registers: [] }];
   }
+}
+
+function totalFor(circuit: string, counters: BuildContext['counters']): CounterTotalLink | undefined {
+  if (!counters?.wanted(circuit)) return undefined;
+  const { book } = counters;
+  return { counter: book.open(circuit), changed: () => book.changed(), log: counters.log };
 }
 
 function range(count: number): number[] {

@@ -1,5 +1,6 @@
 import { parseFields, schemaRefusal, type FieldSpec, type UnknownField } from './fields.js';
 import { floatText, objectJson } from '../json-text.js';
+import { metaFields, type PointMeta } from './quality/point-meta.js';
 
 // A device is one addressable thing of the API (`di 1_01`, `ro 2_03` …). It
 // decodes its state from the slave's register cache and keeps the JSON text of
@@ -45,6 +46,8 @@ export abstract class Device<P extends object = object> {
   changeIsEvent = true;
   private state: DeviceState | undefined;
   private text: string | undefined;
+  /** Date.now() of the last write the hardware confirmed; 0 before any. */
+  protected writeConfirmedAt = 0;
 
   protected abstract readonly writeSpec: FieldSpec<P>;
   /** Fields EVOK writes as floats (`5.0`, not `5`); see isFloat. */
@@ -111,7 +114,42 @@ export abstract class Device<P extends object = object> {
   prepareWrite(raw: Readonly<Record<string, unknown>>): () => Promise<void> {
     const params = parseFields(this.writeSpec, raw, this.unknownField);
     this.checkWrite(params);
-    return () => this.apply(params);
+    return async () => {
+      await this.apply(params);
+      this.writeConfirmedAt = Date.now();
+    };
+  }
+
+  /**
+   * Quality and age of the device's state. A device with no source that can
+   * fail (device_info, the alias table) is always good; those read from a
+   * board or a sensor override this.
+   */
+  pointMeta(_now: number): PointMeta {
+    return { quality: 'good', confirmedAt: this.writeConfirmedAt };
+  }
+
+  /** Fields only the meta view shows besides quality and age (a DI's `counter_total`). */
+  protected extraMeta(): Record<string, unknown> | undefined {
+    return undefined;
+  }
+
+  /** The meta view's fields: `quality`, `ts`, `age_s`, then the device's own extras. */
+  metaState(now = Date.now()): DeviceState {
+    const extra = this.extraMeta();
+    const meta = metaFields(this.pointMeta(now), now);
+    return extra ? { ...meta, ...extra } : meta;
+  }
+
+  /** `full()` with the meta fields appended, for clients that asked for them. */
+  metaFull(now = Date.now()): DeviceState {
+    return { ...this.full(), ...this.metaState(now) };
+  }
+
+  /** json() with the meta fields appended; made per call, as the age moves by itself. */
+  metaJson(now = Date.now()): string {
+    const json = this.json();
+    return `${json.slice(0, -1)},${JSON.stringify(this.metaState(now)).slice(1)}`;
   }
 
   /**

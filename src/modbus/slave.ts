@@ -18,6 +18,8 @@ export interface SlaveStore {
   /** false -> ILLEGAL_DATA_ADDRESS */
   writeRegisters(address: number, values: number[]): boolean;
   writeCoils(address: number, values: boolean[]): boolean;
+  /** False while the device is switched off: it answers nothing at all (a simulator's fault). */
+  readonly powered?: boolean;
 }
 
 /** Never throws: malformed requests and store failures become exception responses. */

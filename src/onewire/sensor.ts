@@ -1,5 +1,6 @@
 import { Device, type DeviceState } from '../devices/device.js';
 import { decimal, type FieldSpec } from '../devices/fields.js';
+import { DEFAULT_STALE_RULE, qualityOf, staleBoundMs, type PointMeta, type StaleRule } from '../devices/quality/point-meta.js';
 
 // A 1-Wire device found on an owserver bus, served as EVOK's canonical type
 // `sensor`: thermometers as `"dev": "temp"`, DS2438 multisensors and PIO
@@ -33,6 +34,8 @@ export abstract class OneWireSensor extends Device<SensorWrite> {
   lost = false;
   /** Unix time in seconds of the last good read; null before it. */
   time: number | null = null;
+  /** When its reading counts as stale; set by the runtime from the configuration. */
+  staleRule: StaleRule = DEFAULT_STALE_RULE;
 
   constructor(
     /** owserver's form, `28.95DCD5090000.35`; the circuit is the same without dots. */
@@ -50,6 +53,12 @@ export abstract class OneWireSensor extends Device<SensorWrite> {
    * thermometer's power-on value). Throws the owserver error of a failed read.
    */
   abstract sample(port: SensorPort): Promise<boolean>;
+
+  /** Offline while its last read failed (or it left the bus), stale past its stale bound of `interval`. */
+  override pointMeta(now: number): PointMeta {
+    const confirmedAt = this.time === null ? 0 : Math.round(this.time * 1000);
+    return { quality: qualityOf(confirmedAt, !this.lost, staleBoundMs(this.interval * 1000, this.staleRule), now), confirmedAt };
+  }
 
   protected async apply(params: Partial<SensorWrite>): Promise<void> {
     if (params.interval === undefined) return;

@@ -65,13 +65,14 @@ export async function call(method: 'GET' | 'POST', path: string, body?: unknown)
   return parsed;
 }
 
+// Reads and the live feed ask for the meta view: every state comes with its quality and age.
 export async function listAll(): Promise<Device[]> {
-  const list = await call('GET', '/rest/all');
+  const list = await call('GET', '/rest/all?meta=1');
   return Array.isArray(list) ? (list as Device[]) : [];
 }
 
 export async function listType(type: string): Promise<Device[]> {
-  const list = await call('GET', `/rest/${type}/all`);
+  const list = await call('GET', `/rest/${type}/all?meta=1`);
   return Array.isArray(list) ? (list as Device[]) : [];
 }
 
@@ -89,5 +90,5 @@ export async function saveAliases(): Promise<void> {
 export function socketUrl(): string {
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
   const current = token();
-  return `${scheme}//${location.host}/ws${current ? `?token=${encodeURIComponent(current)}` : ''}`;
+  return `${scheme}//${location.host}/ws?meta=1${current ? `&token=${encodeURIComponent(current)}` : ''}`;
 }

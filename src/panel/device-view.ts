@@ -2,6 +2,7 @@ import type { Device } from './api.js';
 import { formatNumber, h, setAttr, setText } from './dom.js';
 import { alias, deviceLabel, sensorTitle } from './labels.js';
 import { addPoint, drawChart, seriesKey, svgElement } from './trends.js';
+import { QualityMark } from './quality.js';
 
 // One card per device. It is built once; later states patch only the parts
 // whose text changed. Writes go through `Actions`, which reports the board's
@@ -50,7 +51,7 @@ const SWITCHES = new Set(['do', 'ro', 'led', 'output', 'relay', 'digitaloutput']
 /** Types that take no alias (EVOK): everything else can be renamed. */
 const NOT_ALIASABLE = new Set(['modbus_slave', 'device_info', 'run']);
 /** Fields shown by the generic renderer: identity and bulky ones are left out. */
-const HIDDEN_FIELDS = new Set(['dev', 'circuit', 'alias', 'glob_dev_id', 'modes', 'counter_modes', 'ds_modes', 'stats', 'aliases']);
+const HIDDEN_FIELDS = new Set(['dev', 'circuit', 'alias', 'glob_dev_id', 'modes', 'counter_modes', 'ds_modes', 'stats', 'aliases', 'quality', 'ts', 'age_s']);
 
 interface Setting {
   field: string;
@@ -105,6 +106,7 @@ export class DeviceView {
   private text = '';
   private readonly nameText: HTMLElement;
   private readonly value: HTMLElement;
+  private readonly quality: QualityMark;
   /** Made on the first error only: most cards never need one. */
   private error: HTMLElement | undefined;
   /** Bring controls in line with a state; `force` also overrides what the user is editing. */
@@ -129,7 +131,9 @@ export class DeviceView {
     const watchdog = device.dev === 'wd' || device.dev === 'watchdog';
     // A watchdog's timeout goes under its name, so the name is never cut.
     const head = watchdog ? h('div', { class: 'head' }, this.nameText) : h('div', { class: 'head' }, this.nameText, this.value);
-    this.root = h('article', { class: sensorTitle(device) ? 'dev sensor card-live' : 'dev card-live', 'data-key': this.key }, head);
+    const qualityNote = h('p', { class: 'age', hidden: true });
+    this.root = h('article', { class: sensorTitle(device) ? 'dev sensor card-live' : 'dev card-live', 'data-key': this.key }, head, qualityNote);
+    this.quality = new QualityMark(this.root, qualityNote);
     if (SWITCHES.has(device.dev) || watchdog) head.append(this.buildSwitch());
     if (watchdog) this.root.append(h('div', { class: 'sub' }, this.value));
     // The card's main value gets its chart beside it, in the head; the two stay together when they wrap.
@@ -175,6 +179,7 @@ export class DeviceView {
       this.more?.setAttribute('aria-label', `Settings ${label}`);
     }
     this.renderValue(device);
+    this.quality.show(device);
     for (const refresh of this.refreshers) refresh(device, resetControls);
     for (const trend of this.trends) {
       addPoint(trend.key, device[trend.field]);

@@ -19,10 +19,27 @@ export interface FeedOptions {
 
 export class ChangeFeed {
   private readonly listeners = new Map<FeedListener, boolean>();
+  private readonly qualityListeners = new Set<FeedListener>();
 
   subscribe(listener: FeedListener, { includeSilent = false }: FeedOptions = {}): () => void {
     this.listeners.set(listener, includeSilent);
     return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Devices whose quality changed (good, stale, offline) while EVOK's fields
+   * did not. Only meta-view consumers listen: EVOK's clients never saw such
+   * pushes and must not start now.
+   */
+  subscribeQuality(listener: FeedListener): () => void {
+    this.qualityListeners.add(listener);
+    return () => this.qualityListeners.delete(listener);
+  }
+
+  publishQuality(devices: readonly Device[]): void {
+    const events = devices.filter((device) => device.eventCapable);
+    if (events.length === 0) return;
+    for (const listener of this.qualityListeners) listener(events);
   }
 
   publish(devices: readonly Device[]): void {

@@ -120,6 +120,13 @@ export class Registry {
     return (this.allBody = segments.map((part) => (Buffer.isBuffer(part) ? part : Buffer.from(part.map((device) => device.json()).join(',')))));
   }
 
+  /** Every device in `/rest/all` order. */
+  allInOrder(): Device[] {
+    const devices: Device[] = [];
+    for (const type of REST_ALL_ORDER) for (const device of this.byType.get(type)?.values() ?? []) devices.push(device);
+    return devices;
+  }
+
   private buildAllSegments(): Array<Buffer | Device[]> {
     const segments: Array<Buffer | Device[]> = [];
     let text = '[';

@@ -11,7 +11,12 @@ import type { SimulatedBoard } from './simulated-board.js';
 //   GET  /inputs?unit=1&since=<ms>                           → {"changes":[{"at":ms,"address","bit","on"},…]}
 //   POST /silence {"unit":1,"silent":true}                   → {"ok":true}
 // /inputs is the simulator's own log of digital input edges (wall clock),
-// /silence makes a board answer nothing (and answer again).
+// /silence makes a board answer nothing (and answer again), as /power off and on do.
+//   POST /power {"unit":1,"state":"off"|"on"|"cycle"}        → {"ok":true}
+//   POST /pulses {"unit":1,"input":0,"count":N}              → {"counter":<raw 32-bit value>}
+// `off` silences the board, `on` brings it back as it was, `cycle` brings it
+// back as after a power cycle (registers at power-on values, counters at 0).
+// `pulses` counts N rising edges on a digital input (0-based), wrapping at 2^32.
 // `at` is when the POST set the registers, `readAt` when the master first read
 // one of them after that, both in ns on process.hrtime.bigint()'s monotonic
 // clock (CLOCK_MONOTONIC, the same in every process of the machine).
@@ -54,6 +59,23 @@ async function handle(boards: ReadonlyMap<number, SimulatedBoard>, req: Incoming
     if (typeof body.silent !== 'boolean') throw new BadRequest('silent must be true or false');
     boardOf(boards, body.unit).silent = body.silent;
     return { ok: true };
+  }
+  if (url.pathname === '/power' && req.method === 'POST') {
+    const body = JSON.parse(await readAll(req)) as { unit?: unknown; state?: unknown };
+    const board = boardOf(boards, body.unit);
+    if (body.state === 'off') board.powerOff();
+    else if (body.state === 'on' || body.state === 'cycle') board.powerOn(body.state === 'cycle');
+    else throw new BadRequest('state must be off, on or cycle');
+    return { ok: true };
+  }
+  if (url.pathname === '/pulses' && req.method === 'POST') {
+    const body = JSON.parse(await readAll(req)) as { unit?: unknown; input?: unknown; count?: unknown };
+    const board = boardOf(boards, body.unit);
+    try {
+      return { counter: board.addPulses(integer(body.input, 'input'), integer(body.count, 'count')) };
+    } catch (error) {
+      throw error instanceof RangeError ? new BadRequest(error.message) : error;
+    }
   }
   if (url.pathname !== '/registers') throw new BadRequest(`no such resource: ${url.pathname}`);
   if (req.method === 'GET') {

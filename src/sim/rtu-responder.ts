@@ -11,11 +11,11 @@ export function rtuResponder(
 ): (chunk: Buffer) => void {
   const framer = new RtuFramer('request', (unit, pdu) => {
     if (unit === 0) {
-      for (const board of boards.values()) serveRequest(board, pdu);
+      for (const board of boards.values()) if (board.powered !== false) serveRequest(board, pdu);
       return;
     }
     const board = boards.get(unit);
-    if (board) send(encodeRtu(unit, serveRequest(board, pdu)));
+    if (board && board.powered !== false) send(encodeRtu(unit, serveRequest(board, pdu)));
   });
   return (chunk) => framer.push(chunk);
 }

@@ -45,8 +45,15 @@ export class SimulatedBoard implements SlaveStore {
    */
   private change: { space: Space; from: number; to: number; at: bigint; readAt: bigint | undefined } | undefined;
 
-  /** While true the board answers nothing, as a slave whose line or power is gone. */
-  silent = false;
+  /** Switched off (powerOff): the board answers nothing. */
+  powered = true;
+  /** True while the board answers nothing, as a slave whose line or power is gone (= not powered). */
+  get silent(): boolean {
+    return !this.powered;
+  }
+  set silent(silent: boolean) {
+    this.powered = !silent;
+  }
   /**
    * Digital input edges the simulator made (pattern or control endpoint),
    * oldest first, with wall-clock time: the ground truth a test compares
@@ -78,6 +85,35 @@ export class SimulatedBoard implements SlaveStore {
   /** Set a register as the board's firmware would (inputs, counters, analog values). */
   set(space: Space, address: number, value: number): void {
     this.registers[space][address] = value;
+  }
+
+  /** Switch the board off: it falls silent, as a board without power or with a cut cable. */
+  powerOff(): void {
+    this.powered = false;
+  }
+
+  /**
+   * Switch it on again. After a power cycle (`reset`) it starts as a fresh
+   * board does: every register back to its power-on value, counters at 0.
+   */
+  powerOn(reset: boolean): void {
+    if (reset) {
+      this.registers.holding.fill(0);
+      this.registers.input.fill(0);
+      applyFirmwareDefaults(this, this.model);
+    }
+    this.powered = true;
+  }
+
+  /** `count` pulses on digital input `index` (0-based): its 32-bit counter moves on, wrapping as the firmware's. */
+  addPulses(index: number, count: number): number {
+    const inputs = this.model.features.find((feature) => feature.type === 'DI');
+    if (!inputs || inputs.type !== 'DI' || index >= inputs.count) throw new RangeError(`the board has no digital input ${index}`);
+    const address = inputs.counter_reg + 2 * index;
+    const value = (this.get('holding', address) + this.get('holding', address + 1) * 65536 + count) % 2 ** 32;
+    this.set('holding', address, value & 0xffff);
+    this.set('holding', address + 1, Math.floor(value / 65536));
+    return value;
   }
 
   setBit(address: number, bit: number, on: boolean): void {

@@ -15,8 +15,8 @@ export function modbusTcpServer(boards: ReadonlyMap<number, SlaveStore & { silen
     const framer = new MbapFramer(
       (transactionId, unit, pdu) => {
         const board = boards.get(unit);
-        // A silenced board lets the request time out, as a dead slave behind a gateway would.
-        if (board?.silent) return;
+        // A board switched off is silent, as a dead slave behind a gateway that does not answer for it.
+        if (board?.powered === false) return;
         const reply = board ? serveRequest(board, pdu) : Buffer.from([(pdu[0]! & 0x7f) | 0x80, EXCEPTION.GATEWAY_TARGET_FAILED]);
         socket.write(encodeMbap(transactionId, unit, reply));
       },

@@ -304,7 +304,8 @@ describe('panel in Chromium', { skip }, () => {
   test('a degraded board and device types the panel does not know are shown', async () => {
     const context2 = await chromium.context();
     // The bus work may add `state` to modbus_slave, and 1-Wire brings new types: fake both in the listing.
-    await context2.route('**/rest/all', async (route) => {
+    // The panel asks for the meta view (`/rest/all?meta=1`).
+    await context2.route((url) => url.pathname === '/rest/all', async (route) => {
       const response = await route.fetch();
       const devices = (await response.json()) as Record<string, unknown>[];
       for (const device of devices) if (device.dev === 'modbus_slave' && device.circuit === '2') Object.assign(device, { state: 'degraded', success_ratio: 0.875 });
@@ -377,6 +378,28 @@ describe('panel in Chromium', { skip }, () => {
     assert.match(String(await error.textContent()), /not connected|offline/i);
     await page.waitForSelector('[data-key="ro/2_01"] [role=switch][aria-checked="false"]:not([aria-busy])');
     assert.deepEqual(errors.filter((text) => !/status of (400|50\d)/.test(text)), []);
+  });
+
+  test("an offline board's cards are greyed and say how old their values are; the other board's are not", async () => {
+    // Board 2's simulator was stopped by the test before.
+    const card = page.locator('[data-key="ro/2_01"]');
+    await page.waitForSelector('[data-key="ro/2_01"].q-offline', { timeout: 10_000 });
+    await card.locator('.age').filter({ hasText: /^board offline · \d+ (s|min) old$/ }).waitFor();
+    const before = String(await card.locator('.age').textContent());
+    // The age counts on in the browser.
+    await card.locator('.age').filter({ hasNotText: before }).waitFor({ timeout: 5000 });
+    const style = await card.locator('.head').evaluate((head) => getComputedStyle(head).opacity);
+    assert.ok(Number(style) < 1, `greyed (opacity ${style})`);
+    assert.equal(await page.locator('[data-key="do/1_01"]').getAttribute('class'), 'dev', 'a live board keeps its cards as they were');
+    assert.equal(await page.locator('[data-key="do/1_01"] .age').isHidden(), true);
+    const dir = mkdtempSync(join(tmpdir(), 'iogate-quality-shots-'));
+    // The board's header and its first cards, as a user scrolling to it sees them; and one card alone.
+    await page.locator('section[data-board="2"] > h2').evaluate((heading) => window.scrollTo(0, heading.getBoundingClientRect().top + window.scrollY - 60));
+    const path = join(dir, 'panel-offline-board.png');
+    await page.screenshot({ path });
+    const cardPath = join(dir, 'panel-offline-card.png');
+    await page.locator('[data-key="ro/2_02"]').screenshot({ path: cardPath });
+    process.stderr.write(`offline board screenshots: ${path} ${cardPath}\n`);
   });
 });
 

@@ -62,6 +62,10 @@ function read(
   req: IncomingMessage,
   res: ServerResponse,
 ): void {
+  if (wantsMeta(req.url ?? '')) {
+    readMeta(registry, type, circuit, property, req, res);
+    return;
+  }
   if (circuit === undefined) {
     const body = registry.allJson();
     sendRead(req, res, body, bufferEtag(body));
@@ -86,6 +90,39 @@ function read(
   sendRead(req, res, `{${fieldJson(device, property)}}`);
 }
 
+/**
+ * The meta view (`?meta=1`): EVOK's objects with `quality`, `ts`, `age_s`
+ * (and a DI's `counter_total`) appended. Ages move by themselves, so these
+ * answers are made per request and carry no ETag. A device of an offline
+ * slave is answered (quality `offline`) rather than refused: saying how old
+ * the value is, is the point.
+ */
+function readMeta(registry: Registry, type: string, circuit: string | undefined, property: string | undefined, req: IncomingMessage, res: ServerResponse): void {
+  const now = Date.now();
+  if (circuit === undefined) {
+    sendRead(req, res, `[${registry.allInOrder().map((device) => device.metaJson(now)).join(',')}]`);
+    return;
+  }
+  if (circuit === 'all') {
+    const devices = registry.list(type);
+    const items = property === undefined
+      ? devices.map((device) => device.metaJson(now))
+      : devices.map((device) => `{"circuit":${JSON.stringify(device.circuit)},${metaFieldJson(device, property, now)}}`);
+    sendRead(req, res, `[${items.join(',')}]`);
+    return;
+  }
+  const device = registry.resolve(type, circuit);
+  sendRead(req, res, property === undefined ? device.metaJson(now) : `{${metaFieldJson(device, property, now)}}`);
+}
+
+/** `?meta=1` (or true, yes, on) asks for the meta view. */
+export function wantsMeta(url: string): boolean {
+  const query = url.indexOf('?');
+  if (query < 0) return false;
+  const value = new URLSearchParams(url.slice(query + 1)).get('meta');
+  return value !== null && ['1', 'true', 'yes', 'on'].includes(value.toLowerCase());
+}
+
 /** `"<property>":<value>` of the device, a float where EVOK writes one. */
 function fieldJson(device: Device, property: string): string {
   if (!Object.hasOwn(device.full(), property)) {
@@ -94,6 +131,13 @@ function fieldJson(device: Device, property: string): string {
     throw new RequestError(404, 'AttributeError', `'${device.type}' object has no attribute '${property}'`);
   }
   return `${JSON.stringify(property)}:${device.fieldJson(property)}`;
+}
+
+/** A field of the meta view: EVOK's fields as fieldJson writes them, or one of the meta fields. */
+function metaFieldJson(device: Device, property: string, now: number): string {
+  const meta = device.metaState(now);
+  if (Object.hasOwn(meta, property)) return `${JSON.stringify(property)}:${JSON.stringify(meta[property])}`;
+  return fieldJson(device, property);
 }
 
 async function write(

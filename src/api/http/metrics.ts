@@ -1,5 +1,7 @@
 import { busCycleMs } from '../../devices/slave/cycle-guard.js';
 import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
+import { counterTotalOf } from '../../devices/digital/di.js';
+import type { Quality } from '../../devices/quality/point-meta.js';
 import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
 import type { OneWireBus } from '../../onewire/bus.js';
 import type { EdgeNodeStats } from '../sparkplug/edge-node.js';
@@ -41,7 +43,10 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
   ['corruptFrames', 'corrupt_frames_total', 'Received frames dropped for a CRC or framing error.'],
 ];
 
+const QUALITIES: readonly Quality[] = ['good', 'stale', 'offline', 'unknown'];
+
 export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug }: MetricsSource): string {
+  const now = Date.now();
   const families: Family[] = [];
   const busStats = buses.map((bus) => ({ bus, stats: bus.stats() }));
   for (const [key, suffix, help] of TRANSACTION_COUNTERS) {
@@ -101,17 +106,37 @@ export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug }: 
     ),
     perSlave('iogate_slave_degraded', 'gauge', '1 while the slave answers only part of its requests.', (s) => (s.state === 'degraded' ? 1 : 0)),
     perSlave('iogate_slave_success_ratio', 'gauge', 'Share of the last (up to 50) attempts the slave answered.', (s) => s.successRatio),
-    perSlave('iogate_slave_stale_seconds', 'gauge', 'Age of the oldest of the values every scan of the slave reads (-1 before each was read once).', (s) => {
-      const age = s.cache.stalestAgeMs();
+    perSlave('iogate_slave_stale_seconds', 'gauge', 'Age of the oldest of the values every scan of the slave reads (-1 before each was read once); alert on it to catch frozen data.', (s) => {
+      const age = s.cache.stalestAgeMs(now);
       return age === null ? -1 : age / 1000;
     }),
+    {
+      name: 'iogate_slave_quality',
+      type: 'gauge',
+      help: 'Quality of the slave\'s most often read values: 1 for the current one of good, stale, offline, unknown (never read).',
+      samples: slaves.flatMap((slave) => {
+        const current = slave.quality(now);
+        return QUALITIES.map((quality): Sample => [{ ...slaveLabels(slave), quality }, quality === current ? 1 : 0]);
+      }),
+    },
     perSlave('iogate_slave_scans_total', 'counter', 'Completed scans.', (s) => s.stats.scans),
     perSlave('iogate_slave_failed_scans_total', 'counter', 'Scans (or offline probes) that failed.', (s) => s.stats.failedScans),
     perSlave('iogate_slave_scan_overruns_total', 'counter', 'Scan slots skipped because the previous scan was still running.', (s) => s.stats.overruns),
     perSlave('iogate_slave_last_scan_seconds', 'gauge', 'Duration of the last scan.', (s) => s.stats.lastScanMs / 1000),
     perSlave('iogate_slave_scan_interval_seconds', 'gauge', 'Configured scan period (0 = as fast as the bus allows).', (s) => s.scanPeriodMs / 1000),
   );
-  families.push(...oneWireFamilies(oneWire.map(({ bus }) => bus)));
+  families.push({
+    name: 'iogate_di_pulses_total',
+    type: 'counter',
+    help: 'Pulses a DI counted in all, across wraps and board resets (counter_total; DIs that keep one, once read).',
+    samples: slaves.flatMap((slave) =>
+      slave.devices.flatMap((device): Sample[] => {
+        const total = counterTotalOf(device);
+        return typeof total === 'number' ? [[{ ...slaveLabels(slave), circuit: device.circuit }, total]] : [];
+      }),
+    ),
+  });
+  families.push(...oneWireFamilies(oneWire.map(({ bus }) => bus), now));
   if (http) families.push(...httpFamilies(http));
   if (sparkplug) families.push(...sparkplugFamilies(sparkplug()));
   return families.map(renderFamily).join('');
@@ -180,7 +205,7 @@ function sparkplugFamilies(stats: EdgeNodeStats): Family[] {
   ];
 }
 
-function oneWireFamilies(buses: readonly OneWireBus[]): Family[] {
+function oneWireFamilies(buses: readonly OneWireBus[], now: number): Family[] {
   const perBus = (name: string, type: Family['type'], help: string, value: (bus: OneWireBus) => number): Family => ({
     name,
     type,
@@ -194,6 +219,17 @@ function oneWireFamilies(buses: readonly OneWireBus[]): Family[] {
     perBus('iogate_owbus_connected', 'gauge', '1 while owserver answered the last search of the bus.', (bus) => (bus.connected ? 1 : 0)),
     perBus('iogate_owbus_sensors', 'gauge', '1-Wire devices found on the bus.', (bus) => bus.sensors.size),
     perBus('iogate_owbus_lost_sensors', 'gauge', '1-Wire devices whose last read failed or that left the bus.', (bus) => sensors(bus).filter((sensor) => sensor.lost).length),
+    {
+      name: 'iogate_sensor_age_seconds',
+      type: 'gauge',
+      help: 'Time since the last good read of a 1-Wire device (-1 before the first).',
+      samples: buses.flatMap((bus) =>
+        sensors(bus).map((sensor): Sample => {
+          const { confirmedAt } = sensor.pointMeta(now);
+          return [{ bus: bus.name, circuit: sensor.circuit }, confirmedAt === 0 ? -1 : (now - confirmedAt) / 1000];
+        }),
+      ),
+    },
   ];
 }
 

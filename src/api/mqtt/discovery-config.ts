@@ -1,5 +1,6 @@
 import type { BoardModel } from '../../boards/model.js';
 import type { Device, DeviceState } from '../../devices/device.js';
+import { counterTotalOf } from '../../devices/digital/di.js';
 import { VERSION } from '../../version.js';
 import type { Topics } from './topics.js';
 
@@ -72,6 +73,16 @@ export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: Discove
           state_class: 'total_increasing',
         });
         messages.push(message(ctx, 'sensor', device, '_counter', counter));
+      }
+      const totalTopic = ctx.topics.counterTotal(device);
+      if (counterTotalOf(device) !== undefined && totalTopic !== undefined) {
+        const total = entity('_counter_total', {
+          name: `${name} counter total`,
+          state_topic: totalTopic,
+          value_template: '{{ value }}',
+          state_class: 'total_increasing',
+        });
+        messages.push(message(ctx, 'sensor', device, '_counter_total', total));
       }
       return messages;
     }

@@ -1,4 +1,5 @@
 import type { Device } from '../../devices/device.js';
+import { counterTotalOf } from '../../devices/digital/di.js';
 import type { Logger } from '../../log.js';
 import type { MqttSink } from './sink.js';
 import type { Topics } from './topics.js';
@@ -27,6 +28,8 @@ export class StatePublisher {
   private connection = 0;
   private flushScheduled = false;
   private readonly warnedUnpublishable = new Set<Device>();
+  /** The counter_total last handed to the broker per DI, so an unchanged total is not sent again. */
+  private readonly sentTotals = new Map<Device, number>();
 
   constructor(private readonly options: StatePublisherOptions) {}
 
@@ -39,6 +42,7 @@ export class StatePublisher {
   connected(devices: Iterable<Device>): void {
     this.connection++;
     this.inFlight = 0;
+    this.sentTotals.clear();
     this.changed(devices);
   }
 
@@ -75,7 +79,21 @@ export class StatePublisher {
         this.inFlight--;
         this.scheduleFlush();
       });
+      this.publishTotal(device);
     }
+  }
+
+  /**
+   * A DI's counter_total on its own retained topic, as a bare number: EVOK's
+   * JSON on the event topic stays as it was, and meters read one value.
+   */
+  private publishTotal(device: Device): void {
+    const total = counterTotalOf(device);
+    if (typeof total !== 'number' || this.sentTotals.get(device) === total) return;
+    const topic = this.options.topics.counterTotal(device);
+    if (topic === undefined) return;
+    this.sentTotals.set(device, total);
+    this.options.sink.publish(topic, String(total), { qos: this.options.qos, retain: true });
   }
 
   private warnOnce(device: Device): void {

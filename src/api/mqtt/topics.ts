@@ -24,6 +24,12 @@ export class Topics {
     return publishableLevel(device.circuit) ? `${this.prefix}/event/${device.type}/${device.circuit}` : undefined;
   }
 
+  /** `<prefix>/event/di/<circuit>/counter_total`: a DI's never-decreasing total, a bare number. */
+  counterTotal(device: Device): string | undefined {
+    const event = this.event(device);
+    return event === undefined ? undefined : `${event}/counter_total`;
+  }
+
   /** `<prefix>/cmd/<dev>/<circuit>`: what Home Assistant entities send to. */
   command(device: Device): string {
     return `${this.commandStart}${device.type}/${device.circuit}`;

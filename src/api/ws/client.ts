@@ -27,11 +27,18 @@ const MAX_WAITING_COMMANDS = 4;
  */
 export class OutgoingBatch {
   private text: Buffer | undefined;
+  private metaText: Buffer | undefined;
 
   constructor(readonly devices: readonly Device[]) {}
 
   message(): Buffer {
     return (this.text ??= Buffer.from(`[${this.devices.map((device) => device.json()).join(',')}]`));
+  }
+
+  /** The same batch in the meta view, for clients that asked for it (`/ws?meta=1`). */
+  metaMessage(): Buffer {
+    const now = Date.now();
+    return (this.metaText ??= Buffer.from(`[${this.devices.map((device) => device.metaJson(now)).join(',')}]`));
   }
 }
 
@@ -63,6 +70,8 @@ export class WsClient {
      * clients (Home Assistant's above all) take every frame for a device list.
      */
     readonly errorReplies = false,
+    /** Whether pushes and replies carry the meta view (quality, ts, age_s, counter_total). */
+    readonly meta = false,
   ) {}
 
   /** Aborted once the socket closed: writes it asked for and that still wait for the line are dropped. */
@@ -162,7 +171,7 @@ export class WsClient {
     if (this.socket.readyState !== WebSocket.OPEN || this.closing) return;
     const { filter } = this;
     if (!filter && this.pending.size === 0 && this.keepingUp()) {
-      this.send(batch.message());
+      this.send(this.meta ? batch.metaMessage() : batch.message());
       return;
     }
     for (const device of batch.devices) if (!filter || filter.has(device.type)) this.pending.add(device);
@@ -182,7 +191,8 @@ export class WsClient {
   private flush(): void {
     if (this.pending.size === 0 || this.socket.readyState !== WebSocket.OPEN || !this.keepingUp()) return;
     const parts: string[] = [];
-    for (const device of this.pending) parts.push(device.json());
+    const now = Date.now();
+    for (const device of this.pending) parts.push(this.meta ? device.metaJson(now) : device.json());
     this.pending.clear();
     this.send(`[${parts.join(',')}]`);
   }

@@ -43,7 +43,7 @@ export async function runCommand(ctx: WsCommandContext, client: WsClient, data: 
         setFilter(client, message);
         return;
       case 'full':
-        client.reply(fullDevice(ctx.registry, message));
+        client.reply(fullDevice(ctx.registry, message, client.meta));
         return;
       case 'set': {
         // Reading commands need only what the upgrade already checked.
@@ -84,7 +84,8 @@ function allDevices({ registry, allFiltered }: WsCommandContext, client: WsClien
   let types: readonly DeviceType[] = CANONICAL_TYPES;
   if (allFiltered) types = filter ? CANONICAL_TYPES.filter((type) => filter.has(type)) : ALL_FILTERED_DEFAULT;
   const parts: string[] = [];
-  for (const type of types) for (const device of registry.list(type)) parts.push(device.json());
+  const now = Date.now();
+  for (const type of types) for (const device of registry.list(type)) parts.push(client.meta ? device.metaJson(now) : device.json());
   return `[${parts.join(',')}]`;
 }
 
@@ -117,8 +118,10 @@ function target(registry: Registry, message: Message) {
   return registry.resolve(dev, circuit);
 }
 
-function fullDevice(registry: Registry, message: Message): string {
+function fullDevice(registry: Registry, message: Message, meta: boolean): string {
   const device = target(registry, message);
+  // The meta view answers for an offline slave too: its quality says so.
+  if (meta) return device.metaJson();
   const problem = device.unavailable();
   if (problem) throw new RequestError(503, 'ModbusSlaveOffline', problem);
   return device.json();

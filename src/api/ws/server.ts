@@ -5,6 +5,7 @@ import type { Logger } from '../../log.js';
 import type { Scope } from '../access/auth.js';
 import type { ApiGuards } from '../access/guards.js';
 import { markUpgraded } from '../http/admission.js';
+import { wantsMeta } from '../http/device-routes.js';
 import { pathSegments } from '../http/server.js';
 import { runCommand, type WsCommandContext } from './commands.js';
 import { OutgoingBatch, WsClient } from './client.js';
@@ -44,7 +45,7 @@ export function attachWebSocket(
 
   const connect = (socket: WebSocket, req: IncomingMessage, scope: Scope): void => {
     const wantsErrors = errorRepliesRequested(req.url ?? '/') ?? errorReplies;
-    const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary), scope, wantsErrors);
+    const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary), scope, wantsErrors, wantsMeta(req.url ?? '/'));
     clients.add(client);
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
     log.debug(`WebSocket client ${peer} connected`);
@@ -75,11 +76,20 @@ export function attachWebSocket(
   };
   server.on('upgrade', onUpgrade);
 
-  const unsubscribe = ctx.feed.subscribe((devices) => {
+  const unsubscribeChanges = ctx.feed.subscribe((devices) => {
     if (clients.size === 0) return;
     const batch = new OutgoingBatch(devices);
     for (const client of clients) client.push(batch);
   });
+  // Quality changes go to meta clients only: EVOK's clients get exactly EVOK's pushes.
+  const unsubscribeQuality = ctx.feed.subscribeQuality((devices) => {
+    let batch: OutgoingBatch | undefined;
+    for (const client of clients) if (client.meta) client.push((batch ??= new OutgoingBatch(devices)));
+  });
+  const unsubscribe = () => {
+    unsubscribeChanges();
+    unsubscribeQuality();
+  };
 
   const heartbeat = setInterval(() => {
     for (const client of clients) {

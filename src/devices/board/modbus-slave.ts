@@ -1,6 +1,7 @@
 import type { DeviceState } from '../device.js';
 import { Device } from '../device.js';
 import { ValidationError, type FieldSpec, type UnknownField } from '../fields.js';
+import type { PointMeta } from '../quality/point-meta.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
 
 // `modbus_slave`: one configured slave and how its communication goes. EVOK's
@@ -77,6 +78,10 @@ export class ModbusSlave extends Device {
 
   override json(): string {
     return this.stateJson(this.full());
+  }
+
+  override pointMeta(now: number): PointMeta {
+    return { quality: this.slave.quality(now), confirmedAt: this.slave.stats.lastOkAt };
   }
 
   /** Reported by the runtime on on/offline transitions instead. */

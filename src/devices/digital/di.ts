@@ -1,7 +1,8 @@
 import type { DiFeature } from '../../boards/model.js';
 import { bitOf, uint32LowFirst, withBit } from './bits.js';
 import type { DeviceState } from '../device.js';
-import { oneOf, truncated, type FieldSpec } from '../fields.js';
+import { integer, oneOf, truncated, type FieldSpec } from '../fields.js';
+import type { CounterTotal } from './counter-total.js';
 import { SlaveDevice } from '../slave/slave-device.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
 
@@ -11,6 +12,16 @@ interface DiWrite {
   counter_mode: string;
   debounce: number;
   counter: number;
+  counter_total: number;
+}
+
+/** A DI's never-decreasing total (`counter_total`), when it has one. */
+export interface CounterTotalLink {
+  counter: CounterTotal;
+  /** The total or its raw reading moved: to be saved. */
+  changed(): void;
+  /** Client writes of `counter` and `counter_total` are logged. */
+  log(message: string): void;
 }
 
 const COUNTER_MODES = ['Enabled', 'Disabled'];
@@ -25,6 +36,8 @@ export class DigitalInput extends SlaveDevice<DiWrite> {
   /** Software-only, as in EVOK: a disabled counter reads as 0. */
   private counterMode = 'Enabled';
   private readonly directSwitch: boolean;
+  /** The slave's `returns` when the counter was last read: a change means the board was away. */
+  private seenReturns: number;
 
   constructor(
     circuit: string,
@@ -32,8 +45,10 @@ export class DigitalInput extends SlaveDevice<DiWrite> {
     private readonly feature: DiFeature,
     private readonly index: number,
     private readonly globalId: number,
+    private readonly totals?: CounterTotalLink,
   ) {
     super(circuit, slave);
+    this.seenReturns = slave.returns;
     const { modes, ds_modes = ['Simple'] } = feature;
     this.directSwitch =
       modes.includes('DirectSwitch') &&
@@ -46,7 +61,44 @@ export class DigitalInput extends SlaveDevice<DiWrite> {
       counter_mode: oneOf(COUNTER_MODES),
       debounce: truncated(0, 65535),
       counter: truncated(0, 0xffffffff),
-    };
+      ...(totals ? { counter_total: integer(0, Number.MAX_SAFE_INTEGER) } : {}),
+    } as FieldSpec<DiWrite>;
+    if (totals) {
+      const block = slave.blockIndexOf('holding', this.counterAddress, 2);
+      if (block >= 0) slave.onRead(block, () => this.observeCounter(block, totals));
+    }
+  }
+
+  private get counterAddress(): number {
+    return this.feature.counter_reg + 2 * this.index;
+  }
+
+  /** Every reading of the counter's block, changed or not, feeds the total. */
+  private observeCounter(block: number, { counter, changed }: CounterTotalLink): void {
+    // Straight from the block just read (both words from one reply): no lookup, no view allocated per poll.
+    const { values, def } = this.slave.cache.blocks[block]!;
+    const offset = this.counterAddress - def.start_reg;
+    const raw = values[offset]! + values[offset + 1]! * 65536;
+    if (this.slave.returns !== this.seenReturns) {
+      this.seenReturns = this.slave.returns;
+      counter.noteGap();
+    }
+    // Compared as numbers: this runs at every poll of the block, and allocating here would feed the GC.
+    const { total, raw: believed } = counter;
+    if (counter.observe(raw) === 'reread') this.slave.reread(block);
+    if (counter.raw !== believed || counter.total !== total) changed();
+  }
+
+  /** `counter_total` in the meta view; null until a reading since start stands behind it. */
+  protected override extraMeta(): Record<string, unknown> | undefined {
+    if (!this.totals) return undefined;
+    const { counter } = this.totals;
+    return { counter_total: counter.settled ? counter.total : null };
+  }
+
+  /** `counter_total` for MQTT: the total, null before a reading since start stands behind it, undefined for a DI without one. */
+  counterTotal(): number | null | undefined {
+    return this.extraMeta()?.['counter_total'] as number | null | undefined;
   }
 
   registers(): Array<{ space: 'holding'; address: number }> {
@@ -110,6 +162,23 @@ export class DigitalInput extends SlaveDevice<DiWrite> {
     if (params.counter !== undefined) {
       const counter = params.counter;
       await slave.writeRegisters(feature.counter_reg + 2 * index, [counter & 0xffff, Math.floor(counter / 65536)]);
+      if (this.totals) {
+        // EVOK's counter reset sets the board's register; the total goes on from there.
+        this.totals.counter.rebase(counter);
+        this.totals.changed();
+        this.totals.log(`di ${this.circuit}: counter set to ${counter} by a client; counter_total stays at ${this.totals.counter.total}`);
+      }
+    }
+    if (params.counter_total !== undefined && this.totals) {
+      const before = this.totals.counter.total;
+      this.totals.counter.setTotal(params.counter_total);
+      this.totals.changed();
+      this.totals.log(`di ${this.circuit}: counter_total set from ${before} to ${params.counter_total} by a client`);
     }
   }
+}
+
+/** A device's `counter_total` (see DigitalInput.counterTotal); undefined for anything but a DI that keeps one. */
+export function counterTotalOf(device: object): number | null | undefined {
+  return device instanceof DigitalInput ? device.counterTotal() : undefined;
 }

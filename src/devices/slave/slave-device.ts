@@ -1,4 +1,5 @@
 import { Device } from '../device.js';
+import type { PointMeta } from '../quality/point-meta.js';
 import type { SlaveUnit } from './slave-unit.js';
 
 // A device whose state lives in one Modbus slave's registers. It cannot be
@@ -16,6 +17,10 @@ export abstract class SlaveDevice<P extends object = object> extends Device<P> {
 
   override unavailable(): string | undefined {
     return this.slave.offlineReason();
+  }
+
+  override pointMeta(now: number): PointMeta {
+    return this.slave.pointMeta(this, this.writeConfirmedAt, now);
   }
 
   override settle(): boolean {

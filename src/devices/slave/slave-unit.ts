@@ -5,6 +5,7 @@ import { currentRequestContext } from '../../modbus/request-context.js';
 import { RepeatSummary } from '../../repeat-summary.js';
 import type { ModbusRequest, ModbusResponse } from '../../modbus/pdu.js';
 import type { Device } from '../device.js';
+import { DEFAULT_STALE_RULE, qualityOf, staleBoundMs, type PointMeta, type Quality, type StaleRule } from '../quality/point-meta.js';
 import { RegisterCache } from './register-cache.js';
 
 // One Modbus slave at run time: its register cache, the devices decoded from
@@ -110,6 +111,14 @@ export class SlaveUnit {
     cycleMs: 0,
   };
   lastError = '';
+  /** When a value of this slave counts as stale (`quality` in the meta view). */
+  staleRule: StaleRule = DEFAULT_STALE_RULE;
+  /**
+   * Times the slave came back after being offline. A board that was away may
+   * have been power-cycled or replaced, so counters read after it look for a
+   * reset rather than a wrap.
+   */
+  returns = 0;
   private scanNumber = 0;
   private silentScans = 0;
   private probeDelay = FIRST_PROBE_MS;
@@ -126,6 +135,16 @@ export class SlaveUnit {
   private firstScanDone!: () => void;
   /** Devices to re-decode after each block read, by block index. */
   private readonly dependents: Device[][];
+  /**
+   * Called after every fresh read of a block, changed or not (counter totals
+   * must see each reading, and its re-reading). They change nothing EVOK
+   * shows, so they report no change of their own.
+   */
+  private readonly readHooks: Array<Array<() => void>>;
+  /** Blocks with a re-read scheduled. */
+  private readonly rereads = new Set<number>();
+  /** The blocks each device is decoded from, for its quality and age. */
+  private readonly blocksOf = new Map<Device, number[]>();
   /**
    * Blocks confirmed writes patched since the last refreshAfterWrite, one
    * flag per block index. Not a Set: adding to a long-lived Set after clear()
@@ -151,6 +170,7 @@ export class SlaveUnit {
     this.cache = new RegisterCache(model.blocks);
     this.dependents = model.blocks.map(() => []);
     this.patchedBlocks = model.blocks.map(() => false);
+    this.readHooks = model.blocks.map(() => []);
     this.firstScan = new Promise((resolve) => (this.firstScanDone = resolve));
     bus.observe(unit, (answered) => {
       this.attempts.record(answered);
@@ -173,6 +193,64 @@ export class SlaveUnit {
     this.devices.push(device);
     const blocks = new Set(registers.map(({ space, address }) => this.cache.blockIndexOf(space, address)));
     for (const index of blocks) if (index >= 0) this.dependents[index]!.push(device);
+    this.blocksOf.set(device, [...blocks].filter((index) => index >= 0));
+  }
+
+  /** Have `hook` called after every read of the block, changed or not. */
+  onRead(blockIndex: number, hook: () => void): void {
+    this.readHooks[blockIndex]!.push(hook);
+  }
+
+  /** Read a block again soon, ahead of the scan (a reading that needs a second look); one at a time per block. */
+  reread(blockIndex: number): void {
+    if (this.rereads.has(blockIndex)) return;
+    this.rereads.add(blockIndex);
+    setImmediate(() => {
+      void this.readBlocks([blockIndex]).finally(() => this.rereads.delete(blockIndex));
+    });
+  }
+
+  /** The block index of a register, or -1. */
+  blockIndexOf(space: RegisterSpace, address: number, count = 1): number {
+    return this.cache.blockIndexOf(space, address, count);
+  }
+
+  /**
+   * Quality and age of a device of this slave: offline with the slave, unknown
+   * until each of its blocks was read, stale once one of them is older than
+   * the stale rule allows for how often that block is read (the configured
+   * period or the measured cycle, whichever is slower). A confirmed write
+   * counts as a confirmation of what it wrote.
+   */
+  pointMeta(device: Device, writeConfirmedAt: number, now: number): PointMeta {
+    const reachable = this.state !== 'offline';
+    const blocks = this.blocksOf.get(device) ?? [];
+    if (blocks.length === 0) return { quality: reachable ? 'good' : 'offline', confirmedAt: writeConfirmedAt };
+    let quality: Quality = 'good';
+    let oldest = Infinity;
+    for (const index of blocks) {
+      const block = this.cache.blocks[index]!;
+      const readAt = block.valid ? block.readAt : 0;
+      oldest = Math.min(oldest, readAt);
+      const blockQuality = qualityOf(readAt, reachable, this.staleBoundMs(block.def.frequency), now);
+      if (QUALITY_RANK[blockQuality] > QUALITY_RANK[quality]) quality = blockQuality;
+    }
+    const confirmedAt = oldest === 0 ? 0 : Math.max(oldest, writeConfirmedAt);
+    return { quality, confirmedAt };
+  }
+
+  /** The quality of the slave as a whole: that of its most often read blocks (what `stale_s` measures). */
+  quality(now: number): Quality {
+    if (this.state === 'offline') return 'offline';
+    let frequency = Infinity;
+    for (const block of this.cache.blocks) frequency = Math.min(frequency, block.def.frequency);
+    const age = this.cache.stalestAgeMs(now);
+    if (age === null) return 'unknown';
+    return age > this.staleBoundMs(frequency === Infinity ? 1 : frequency) ? 'stale' : 'good';
+  }
+
+  private staleBoundMs(frequency: number): number {
+    return staleBoundMs(Math.max(this.scanPeriodMs, this.stats.cycleMs) * frequency, this.staleRule);
   }
 
   /**
@@ -256,6 +334,7 @@ export class SlaveUnit {
       this.attempts.reset();
       this.probeDelay = FIRST_PROBE_MS;
       if (wasOffline) {
+        this.returns++;
         this.setState('online', `is back online after ${this.outage.secondsSinceBegin} s (${this.outage.attemptsSinceBegin} probes)`);
       } else {
         this.state = 'online';
@@ -321,8 +400,10 @@ export class SlaveUnit {
   /** Keep a block's registers; devices are re-decoded only when they moved. */
   private storeBlock(index: number, response: ModbusResponse, changed: Set<Device>): void {
     if (!('registers' in response)) return;
+    const moved = this.cache.store(index, response.registers);
+    for (const hook of this.readHooks[index]!) hook();
     // At 50 Hz on every slave, decoding unchanged values was most of the idle CPU.
-    if (!this.cache.store(index, response.registers)) return;
+    if (!moved) return;
     for (const device of this.dependents[index]!) if (device.refresh()) changed.add(device);
   }
 
@@ -407,6 +488,9 @@ export class SlaveUnit {
     }
   }
 }
+
+/** Worse qualities rank higher: a device is as good as its worst block. */
+const QUALITY_RANK: Readonly<Record<Quality, number>> = { good: 0, stale: 1, unknown: 2, offline: 3 };
 
 function percent(ratio: number): string {
   return `${Math.round(ratio * 100)} %`;

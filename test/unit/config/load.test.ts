@@ -56,6 +56,7 @@ test('an empty file gives EVOK defaults, loopback address and the EVOK alias pat
     address: 'http://127.0.0.1:80/index.html',
     deviceMask: ['di', 'sensor', 'watchdog'],
     complexEvents: false,
+    meta: false,
   });
   assert.equal(config.apis.mqtt.enabled, false);
   assert.equal(config.apis.mqtt.port, 1883);
@@ -287,7 +288,7 @@ test('mqtt, webhook and auth sections', () => {
   ].join('\n'));
   const { config, warnings } = loadConfig({ file });
   assert.match(warnings.join('\n'), /no comm_channels/);
-  assert.deepEqual(config.apis.webhook, { enabled: true, address: 'http://192.168.1.10:1880/evok', deviceMask: ['di'], complexEvents: true });
+  assert.deepEqual(config.apis.webhook, { enabled: true, address: 'http://192.168.1.10:1880/evok', deviceMask: ['di'], complexEvents: true, meta: false });
   const { mqtt, auth } = config.apis;
   assert.equal(mqtt.address, 'broker.lan');
   assert.equal(mqtt.clientId, 'plc1');
@@ -323,4 +324,28 @@ test('the built-in configuration takes overrides too', () => {
   const { config } = loadConfig({ overrides: { port: 18080, hwDir: dir } });
   assert.equal(config.apis.port, 18080);
   assert.deepEqual(config.hwDefinitionDirs, [dir]);
+});
+
+test('quality: stale rule and counter save interval, with defaults; counter_total per device (all, none, or listed DIs)', () => {
+  const defaults = loadConfig({ file: writeConfig(tempDir(), 'comm_channels: {}\n') }).config;
+  assert.deepEqual(defaults.quality, { stalePeriods: 5, staleMinMs: 500, counterSaveMs: 10_000 });
+  const file = writeConfig(tempDir(), [
+    'quality:',
+    '  stale_periods: 3',
+    '  stale_min_ms: 250',
+    '  counter_save_interval: 2.5',
+    'comm_channels:',
+    '  SIM:',
+    '    type: SIMULATOR',
+    '    devices:',
+    "      1: {model: '00'}",
+    "      2: {model: '00', slave-id: 2, counter_total: false}",
+    "      3: {model: '00', slave-id: 3, counter_total: ['3_01', '3_04']}",
+  ].join('\n'));
+  const { config, warnings } = loadConfig({ file });
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(config.quality, { stalePeriods: 3, staleMinMs: 250, counterSaveMs: 2500 });
+  assert.deepEqual(config.buses[0]!.devices.map((device) => device.counterTotal), [true, false, ['3_01', '3_04']]);
+  const bad = writeConfig(tempDir(), 'quality:\n  stale_periods: 0\n  stale_after: 3\ncomm_channels: {}\n');
+  assert.throws(() => loadConfig({ file: bad }), /quality\.stale_periods/);
 });

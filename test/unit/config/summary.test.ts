@@ -33,7 +33,7 @@ test('summary lists every bus and device and fits one screen', () => {
 
 test('summary describes enabled webhook and MQTT', () => {
   const { config } = loadConfig({});
-  config.apis.webhook = { enabled: true, address: 'http://10.0.0.2/hook', deviceMask: ['di', 'wd'], complexEvents: true };
+  config.apis.webhook = { enabled: true, address: 'http://10.0.0.2/hook', deviceMask: ['di', 'wd'], complexEvents: true, meta: false };
   config.apis.mqtt = { ...config.apis.mqtt, enabled: true, address: 'broker', clientId: 'plc', topicPrefix: 'site/plc', tls: { rejectUnauthorized: true } };
   const summary = startupSummary(config);
   assert.match(summary, /Webhook +on, POST http:\/\/10\.0\.0\.2\/hook for di, wd/);

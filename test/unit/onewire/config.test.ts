@@ -55,6 +55,8 @@ test('devices under a 1-Wire bus are warned about (EVOK crashed on them); bad va
 
 test('the built-in configuration has simulated thermometers and a DS2438 that are read through the owserver protocol', async () => {
   const { config } = loadConfig({});
+  // State (counter totals) goes to a temporary folder, not the working directory.
+  config.stateDir = mkdtempSync(join(tmpdir(), 'iogate-state-'));
   assert.deepEqual(config.oneWireBuses.map((bus) => [bus.name, bus.simulate]), [['OWBUS', ['28', '28', '26']]]);
   const runtime = buildRuntime(config, (name) => findModel(name, new Map()), createLogger('CRITICAL'));
   await runtime.start();

@@ -60,9 +60,6 @@ export class ModbusSlave extends Device {
       success_ratio: round3(this.slave.successRatio),
       // Age of the oldest value its every scan reads, s (null until each was read once).
       stale_s: staleSeconds(this.slave),
-      // iogate's: which board and product this is, for panels (EVOK's device_info names the product only).
-      model: this.identity.model,
-      product: this.identity.product,
       stats: {
         requests: stats.requests,
         timeouts: stats.timeouts,
@@ -74,6 +71,14 @@ export class ModbusSlave extends Device {
 
   override full(): DeviceState {
     return this.decode();
+  }
+
+  /**
+   * Which board and product this is, for panels (EVOK's device_info names the
+   * product only). In the meta view only, so EVOK's shape stays as it was.
+   */
+  protected override extraMeta(): Record<string, unknown> {
+    return { model: this.identity.model, product: this.identity.product };
   }
 
   override json(): string {

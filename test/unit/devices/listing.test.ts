@@ -60,8 +60,6 @@ const SLAVE_SHAPE = {
   state: 'string',
   success_ratio: 'number',
   stale_s: ['number', 'null'],
-  model: 'string',
-  product: ['string', 'null'],
   stats: 'object',
 } as const;
 
@@ -76,6 +74,15 @@ describe('modbus_slave', () => {
     assert.equal(body.state, 'online');
     assert.equal(body.success_ratio, 1);
     assertShape(body.stats, { requests: 'number', timeouts: 'number', errors: 'number', last_scan_ms: 'number' });
+  });
+
+  test('names its board model and product in the meta view only (EVOK\'s shape unchanged)', async () => {
+    const plain = (await get(url('/rest/modbus_slave/1'))).body;
+    assert.equal('model' in plain, false);
+    assert.equal('product' in plain, false);
+    const meta = (await get(url('/rest/modbus_slave/1?meta=1'))).body;
+    assert.equal(meta.model, '00');
+    assert.equal(meta.product, 'M103', 'the product of device_info');
   });
 
   test('is fresh on every read, also inside /rest/all', async () => {

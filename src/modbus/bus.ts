@@ -105,6 +105,9 @@ interface Job {
 
 const DEFAULT_MAX_QUEUED = 256;
 
+/** Encoded PDUs of read requests, by request object; a PDU is never changed once made. */
+const encodedReads = new WeakMap<ModbusRequest, Buffer>();
+
 export class ModbusBus {
   private readonly framing: MasterFraming;
   private readonly writes: Job[] = [];
@@ -220,7 +223,9 @@ export class ModbusBus {
    * already known to be offline should cost the line one timeout, not several.
    */
   request(unit: number, request: ModbusRequest, priority: Priority, options: RequestOptions | number = {}): Promise<ModbusResponse> {
-    const { retries = this.options.retries, signal, deadline } = typeof options === 'number' ? { retries: options } : options;
+    const retries = typeof options === 'number' ? options : (options.retries ?? this.options.retries);
+    const signal = typeof options === 'number' ? undefined : options.signal;
+    const deadline = typeof options === 'number' ? undefined : options.deadline;
     if (!this.connected) {
       return Promise.reject(new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) is not connected; the request was not sent`));
     }
@@ -233,11 +238,15 @@ export class ModbusBus {
       this.counters.dropped++;
       return Promise.reject(new ModbusError('busy', `bus ${this.name}: ${queue.length} requests already wait for the line; the request was not sent`));
     }
-    let pdu: Buffer;
-    try {
-      pdu = encodeRequest(request);
-    } catch (error) {
-      return Promise.reject(new ModbusError('invalid', (error as Error).message));
+    let pdu = encodedReads.get(request);
+    if (!pdu) {
+      try {
+        pdu = encodeRequest(request);
+      } catch (error) {
+        return Promise.reject(new ModbusError('invalid', (error as Error).message));
+      }
+      // A scan sends the same read objects over and over (see ReadPlan): their bytes are made once.
+      if (request.fc <= 4) encodedReads.set(request, pdu);
     }
     return new Promise((resolve, reject) => {
       const job: Job = {

@@ -2,6 +2,7 @@ import { LinkUnavailable, type Link } from '../transport/link.js';
 import { rtuFraming, tcpFraming, type FrameReply, type MasterFraming } from './framing.js';
 import { decodeResponse, encodeRequest, exceptionName, type ModbusRequest, type ModbusResponse } from './pdu.js';
 import { ModbusError } from './errors.js';
+import { ReplyTimer } from './reply-timer.js';
 import { RepeatSummary } from '../repeat-summary.js';
 import type { ClientSignal } from './request-context.js';
 
@@ -112,7 +113,8 @@ export class ModbusBus {
   private readonly framing: MasterFraming;
   private readonly writes: Job[] = [];
   private readonly polls: Job[] = [];
-  private current: { job: Job; key: number; timer: NodeJS.Timeout; corruptBefore: number } | undefined;
+  private current: { job: Job; key: number; corruptBefore: number } | undefined;
+  private readonly replyTimer: ReplyTimer;
   /** Whether the transaction sent last was a write; the next waiting poll then goes first. */
   private lastSentWrite = false;
   /** Whether the transaction sent last was an input read; anything else waiting then goes first. */
@@ -154,6 +156,7 @@ export class ModbusBus {
     this.reconnectDelay = options.reconnectMs ?? 100;
     this.deadlineMs = options.deadlineMs ?? Math.max(1000, 4 * options.timeoutMs * (1 + options.retries));
     this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+    this.replyTimer = new ReplyTimer(options.timeoutMs, () => this.onTimeout());
   }
 
   get name(): string {
@@ -206,9 +209,9 @@ export class ModbusBus {
     clearTimeout(this.reconnectTimer);
     clearTimeout(this.gapTimer);
     clearTimeout(this.expiryTimer);
+    this.replyTimer.stop();
     const reason = 'iogate is shutting down';
     if (this.current) {
-      clearTimeout(this.current.timer);
       const { job } = this.current;
       this.current = undefined;
       this.settle(job, this.lost(job, reason));
@@ -356,7 +359,7 @@ export class ModbusBus {
     // replayed later); queued polls wait for the reconnect, within their deadline.
     const current = this.current;
     if (current) {
-      clearTimeout(current.timer);
+      this.replyTimer.disarm();
       this.current = undefined;
       this.charge(current.job);
       this.settleCorruptFrames(current);
@@ -525,8 +528,8 @@ export class ModbusBus {
 
   private send(job: Job): void {
     const { frame, key } = this.framing.encode(job.unit, job.pdu);
-    const timer = setTimeout(() => this.onTimeout(), this.options.timeoutMs);
-    this.current = { job, key, timer, corruptBefore: this.framing.corruptFrames() };
+    this.replyTimer.arm();
+    this.current = { job, key, corruptBefore: this.framing.corruptFrames() };
     job.sent = true;
     job.sentAt = performance.now();
     // Input reads jump the queue: they are charged their line time but do not move the fair-queuing clock.
@@ -567,7 +570,7 @@ export class ModbusBus {
     // A late reply to a request that already timed out, or noise from another
     // master: not ours, drop it.
     if (!current || reply.key !== current.key || reply.unit !== current.job.unit) return;
-    clearTimeout(current.timer);
+    this.replyTimer.disarm();
     this.current = undefined;
     this.lastFrameAt = performance.now();
     this.settleCorruptFrames(current);

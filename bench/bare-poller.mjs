@@ -2,9 +2,11 @@
 // daemon's Modbus reads. It takes the daemon's own read plan (`iogate
 // --read-plan`, the requests of each scan of each slave) and makes exactly
 // those requests over Modbus TCP, at the same scan periods: one socket per
-// bus and one transaction on it at a time, a fixed-rate timer per slave, the
-// request frames built once, and a reply kept only when it differs from the
-// last one of that read. No daemon around it: no devices, no API, no counters.
+// bus and one transaction on it at a time, one timer per scan period on a
+// fixed-rate grid (as the daemon's: an interval timer drifts a few per cent
+// under the rate on a busy machine), the request frames built once, and a
+// reply kept only when it differs from the last one of that read. No daemon
+// around it: no devices, no API, no counters.
 //
 // Usage: node bench/bare-poller.mjs <plan.json>
 // plan.json: { "buses": [{ "port": N, "slaves": [{ "unit": N, "periodMs": N,
@@ -26,6 +28,40 @@ class Read {
     const from = start + 9;
     if (reply.compare(this.last, 0, this.last.length, from, from + this.last.length) !== 0) reply.copy(this.last, 0, from, from + this.last.length);
   }
+}
+
+const grids = new Map();
+
+/** Calls `callback` every `periodMs` on a fixed-rate grid shared by all callbacks of that period. */
+function onGrid(periodMs, callback) {
+  let callbacks = grids.get(periodMs);
+  if (callbacks) return void callbacks.push(callback);
+  grids.set(periodMs, (callbacks = [callback]));
+  const origin = performance.now();
+  let slot = 0;
+  let delay = -1;
+  let timer;
+  const arm = () => {
+    const now = performance.now();
+    let due = origin + ++slot * periodMs;
+    // Slots already past are skipped, as the daemon does.
+    if (now > due) {
+      slot += Math.floor((now - due) / periodMs);
+      due = origin + slot * periodMs;
+    }
+    if (timer && Math.abs(due - now - delay) <= 1) {
+      timer.refresh();
+    } else {
+      clearTimeout(timer);
+      delay = Math.max(1, Math.round(due - now));
+      timer = setTimeout(fire, delay);
+    }
+  };
+  const fire = () => {
+    arm();
+    for (const callback of callbacks) callback();
+  };
+  arm();
 }
 
 async function pollBus({ port, slaves }) {
@@ -69,7 +105,7 @@ async function pollBus({ port, slaves }) {
       const scan = { busy: false, left: 0 };
       const cycle = slave.scans.map((requests) => requests.map((request) => ({ read: new Read(slave.unit, request), scan })));
       let number = 0;
-      setInterval(() => {
+      onGrid(slave.periodMs, () => {
         // A scan still on the line when its next slot comes: that slot is skipped.
         if (scan.busy) return;
         const reads = cycle[number++ % cycle.length];
@@ -77,19 +113,19 @@ async function pollBus({ port, slaves }) {
         scan.left = reads.length;
         for (const entry of reads) waiting.push(entry);
         if (!current) sendNext();
-      }, slave.periodMs);
+      });
     }
     if (slave.input) {
       const scan = { busy: false, left: 0 };
       const reads = slave.input.requests.map((request) => ({ read: new Read(slave.unit, request), scan }));
-      setInterval(() => {
+      onGrid(slave.input.periodMs, () => {
         if (scan.busy) return;
         scan.busy = true;
         scan.left = reads.length;
         // Input reads go ahead of the scans' reads, as in the daemon.
         waiting.unshift(...reads);
         if (!current) sendNext();
-      }, slave.input.periodMs);
+      });
     }
   }
 }

@@ -160,11 +160,12 @@ export function freePort() {
 
 /**
  * Starts the daemon with `config` (null: the built-in simulated controller) on `port`; collects its
- * stats lines as they come. `ipc`: with an IPC channel (for bench/probe.cjs); `cwd`: its working directory.
+ * stats lines as they come. `ipc`: with an IPC channel (for bench/probe.cjs); `cwd`: its working directory;
+ * `node`: the command that runs node (with its arguments), e.g. under qemu-user.
  */
-export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE, ipc = false, cwd } = {}) {
+export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE, ipc = false, cwd, node = [process.execPath] } = {}) {
   const configArgs = config === null ? [] : ['--config', config];
-  const child = spawn(process.execPath, [...nodeOptions, bundle, ...configArgs, '--port', String(port)], {
+  const child = spawn(node[0], [...node.slice(1), ...nodeOptions, bundle, ...configArgs, '--port', String(port)], {
     env: { ...inheritedEnvironment(), ...serviceEnvironment(), ...env },
     stdio: ['ignore', 'ignore', 'pipe', ...(ipc ? ['ipc'] : [])],
     cwd,

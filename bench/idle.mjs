@@ -32,6 +32,8 @@
 //   --baseline FILE  also run another build of the daemon (an older dist/iogate.js) with the bench config
 //   --allocation-seconds N  the heap-profiler window (default 10; 0: none)
 //   --cpu-prof DIR   run every measured process with node --cpu-prof, profiles into DIR/<process>/
+//   --node 'CMD …'   run the daemons and bare pollers with this command instead of this node (say,
+//                    another architecture's node under qemu-user); the simulators stay on this one
 // Ends with one JSON line; the tables and that line go to bench/results/idle.{md,json}
 // (BENCH_OUT names another file; BENCH_OUT=- writes none).
 import { execFileSync, spawn } from 'node:child_process';
@@ -73,6 +75,7 @@ const { values: args } = parseArgs({
     baseline: { type: 'string' },
     'allocation-seconds': { type: 'string', default: '10' },
     'cpu-prof': { type: 'string' },
+    node: { type: 'string' },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -86,6 +89,7 @@ if (!(SECONDS > 0) || !(ALLOCATION_S >= 0) || (MAX_RATIO !== undefined && !(MAX_
 const TOGGLE_MS = 2000;
 const PROBE = join(BENCH_DIR, 'probe.cjs');
 const NODE_OPTIONS = serviceNodeOptions();
+const NODE = args.node ? args.node.trim().split(/\s+/) : [process.execPath];
 const profiling = (key) => (args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-interval=50', `--cpu-prof-dir=${join(args['cpu-prof'], key)}`] : []);
 
 const work = mkdtempSync(join(tmpdir(), 'iogate-idle-'));
@@ -132,7 +136,7 @@ async function bareFor(name, plan) {
   const file = join(work, `${name}-plan.json`);
   writeFileSync(file, JSON.stringify({ buses }));
   const child = track(
-    spawn(process.execPath, [...NODE_OPTIONS, ...profiling(name === 'bench' ? 'bare' : 'bareDefault'), '--require', PROBE, join(BENCH_DIR, 'bare-poller.mjs'), file], {
+    spawn(NODE[0], [...NODE.slice(1), ...NODE_OPTIONS, ...profiling(name === 'bench' ? 'bare' : 'bareDefault'), '--require', PROBE, join(BENCH_DIR, 'bare-poller.mjs'), file], {
       env: { ...inheritedEnvironment(), ...serviceEnvironment() },
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
     }),
@@ -146,7 +150,7 @@ async function bareFor(name, plan) {
 
 async function daemonWith(key, config, { bundle = BUNDLE } = {}) {
   const port = await freePort();
-  const { child } = spawnDaemon(config, port, { nodeOptions: [...NODE_OPTIONS, ...profiling(key), '--require', PROBE], bundle, ipc: true, cwd: work });
+  const { child } = spawnDaemon(config, port, { nodeOptions: [...NODE_OPTIONS, ...profiling(key), '--require', PROBE], bundle, ipc: true, cwd: work, node: NODE });
   track(child);
   await waitForAnswer(port, '/rest/all', child);
   return { child, port };
@@ -290,7 +294,7 @@ const defaultRatio = ratioOf('default', 'bareDefault');
 
 const lines = [];
 const out = (line = '') => lines.push(line);
-out(`${new Date().toISOString()}: ${fmt(measured, 0)} s side by side in ${ROUNDS} rounds, ${IDLE_AFTER_S} s after start-up; load average ${rounds.map((round) => fmt(round.load, 2)).join(', ')}; node ${NODE_OPTIONS.join(' ')}`);
+out(`${new Date().toISOString()}: ${args.node ? `measured processes run by ${args.node}; ` : ''}${fmt(measured, 0)} s side by side in ${ROUNDS} rounds, ${IDLE_AFTER_S} s after start-up; load average ${rounds.map((round) => fmt(round.load, 2)).join(', ')}; node ${NODE_OPTIONS.join(' ')}`);
 out();
 out('| process | CPU, % of a core | CPU ms per 1,000 polls (schedstat) | (/proc stat) | polls/s | event loop busy | timers started per poll | timers alive | scavenges / major GCs per 1,000 polls | GC ms per 1,000 polls | bytes allocated per poll | promises per poll | RSS, MB (anon + file), max |');
 out('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');

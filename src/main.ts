@@ -20,6 +20,7 @@ import { openLogFile, type LogFile } from './log-file.js';
 import { buildRuntime, readPlanOf } from './runtime.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { startStatsLine } from './stats-line.js';
+import { TrendStore } from './trends/trend-store.js';
 import { VERSION, VERSION_TEXT } from './version.js';
 
 // Command-line entry of the daemon.
@@ -128,12 +129,14 @@ function main(): void {
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
   const guards = apiGuards(config.apis);
+  const trends = new TrendStore(runtime.registry);
   const server = createHttpServer({
     registry: runtime.registry,
     feed: runtime.feed,
     version: VERSION_TEXT,
     metrics: runtime,
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
+    trends,
     ...guards,
   });
   const { websocket, webhook } = config.apis;
@@ -162,6 +165,7 @@ function main(): void {
   if (statsMs > 0) startStatsLine(runtime, statsMs, (line) => process.stderr.write(line));
   let mqtt: MqttBridge | undefined;
   void runtime.start().then(async () => {
+    trends.start();
     if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
     server.listen(config.apis.port, config.apis.address, () => {
       const address = server.address();

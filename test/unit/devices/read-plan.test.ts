@@ -43,8 +43,9 @@ test('the built-in boards: each block is read as often as its map says, with few
 });
 
 test('a slave that refuses a merged read gets its blocks one by one, and the block it serves keeps its values', async () => {
-  // The map claims registers 0-3 in two blocks; the board serves only 0-1.
-  const claimed: BoardModel = { ...brain00, blocks: [block(0, 2, 1), block(2, 2, 1)] };
+  // The map claims registers 0-4 in two blocks; the board serves only 0-1. (Blocks of different
+  // sizes: on RTU a late reply to one could otherwise pass for the other's.)
+  const claimed: BoardModel = { ...brain00, blocks: [block(0, 2, 1), block(2, 3, 1)] };
   const served: BoardModel = { ...brain00, blocks: [block(0, 2, 1)] };
   const line = new FaultyLine([{ unit: 1, model: served }]);
   line.boards.get(1)!.set('holding', 1, 1234);
@@ -52,9 +53,10 @@ test('a slave that refuses a merged read gets its blocks one by one, and the blo
   try {
     await rig.afterScanWhen('1', () => rig.slave('1').cache.get('holding', 1) === 1234);
     assert.equal(rig.slave('1').cache.get('holding', 2), null);
-    assert.ok(rig.logs.some((line) => /refused a read of registers 0-3 .*reading its 2 blocks one by one/.test(line)), rig.logs.join('\n'));
-    // Exceptions are answers: the slave stays online.
-    assert.equal(rig.slave('1').state, 'online');
+    assert.ok(rig.logs.some((line) => /refused a read of registers 0-4 .*reading its 2 blocks one by one/.test(line)), rig.logs.join('\n'));
+    // Exceptions are answers: the slave is never taken for gone (on a loaded machine the rig's
+    // 50 ms timeouts may make it degraded for a while).
+    assert.ok(rig.slave('1').answering, rig.slave('1').state);
   } finally {
     await rig.stop();
   }

@@ -158,11 +158,17 @@ export function freePort() {
   });
 }
 
-/** Starts the daemon with `config` on `port`; collects its stats lines as they come. */
-export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE } = {}) {
-  const child = spawn(process.execPath, [...nodeOptions, bundle, '--config', config, '--port', String(port)], {
+/**
+ * Starts the daemon with `config` (null: the built-in simulated controller) on `port`; collects its
+ * stats lines as they come. `ipc`: with an IPC channel (for bench/probe.cjs); `cwd`: its working directory;
+ * `node`: the command that runs node (with its arguments), e.g. under qemu-user.
+ */
+export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE, ipc = false, cwd, node = [process.execPath] } = {}) {
+  const configArgs = config === null ? [] : ['--config', config];
+  const child = spawn(node[0], [...node.slice(1), ...nodeOptions, bundle, ...configArgs, '--port', String(port)], {
     env: { ...inheritedEnvironment(), ...serviceEnvironment(), ...env },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'ignore', 'pipe', ...(ipc ? ['ipc'] : [])],
+    cwd,
   });
   const stats = [];
   let pending = '';
@@ -246,8 +252,8 @@ export function messageQueue(child) {
 }
 
 /** Starts iogate-sim on a free TCP port with a control endpoint; `boards`: [[model, unit], …]. */
-export async function spawnSim(boards) {
-  const args = [SIM_BUNDLE, '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0'];
+export async function spawnSim(boards, { toggleMs = 0 } = {}) {
+  const args = [SIM_BUNDLE, '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0', '--toggle-ms', String(toggleMs)];
   for (const [model, unit] of boards) args.push('--model', model, '--slave-id', String(unit));
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';

@@ -20,7 +20,7 @@ import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './exit-codes.js';
 import { exitOnUnexpectedErrors } from './unexpected-error.js';
 import { createLogger, type LogLevel } from './log.js';
 import { openLogFile, type LogFile } from './log-file.js';
-import { buildRuntime } from './runtime.js';
+import { buildRuntime, readPlanOf } from './runtime.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { startStatsLine } from './stats-line.js';
 import { TrendStore } from './trends/trend-store.js';
@@ -30,7 +30,7 @@ import { VERSION, VERSION_TEXT } from './version.js';
 
 const USAGE = `iogate ${VERSION} — EVOK-compatible API daemon for Unipi PLCs
 
-Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen FILE] [--debug]
+Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen FILE] [--debug] [--read-plan]
 
   -c, --config FILE   EVOK config.yaml to read (default: built-in simulated Neuron, no hardware)
   -p, --port N        HTTP/WebSocket port (overrides apis.port; default 8080)
@@ -38,6 +38,7 @@ Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen
       --hw-dir DIR    extra directory of hw-definition YAML files (EVOK v3 format)
       --autogen FILE  autogen file read when the config says autogen: true (default /etc/evok/autogen.yaml)
   -d, --debug         log at DEBUG level
+      --read-plan     print the Modbus reads the configuration's scans make (JSON) and exit
   -v, --version       print the version and exit
   -h, --help          print this help and exit
 
@@ -61,6 +62,7 @@ function main(): void {
         'hw-dir': { type: 'string' },
         autogen: { type: 'string' },
         debug: { type: 'boolean', short: 'd' },
+        'read-plan': { type: 'boolean' },
         version: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -111,6 +113,10 @@ function main(): void {
     process.exit(EXIT_CONFIG);
   }
   const { config, warnings } = loaded;
+  if (args['read-plan']) {
+    process.stdout.write(`${JSON.stringify({ buses: readPlanOf(config, (name) => findModel(name, userModels)) })}\n`);
+    return;
+  }
   const unsafeBind = bindPolicyProblem(config.apis);
   if (unsafeBind !== undefined) {
     process.stderr.write(`iogate: cannot start: ${unsafeBind}\n`);

@@ -2,6 +2,7 @@ import { LinkUnavailable, type Link } from '../transport/link.js';
 import { rtuFraming, tcpFraming, type FrameReply, type MasterFraming } from './framing.js';
 import { decodeResponse, encodeRequest, exceptionName, type ModbusRequest, type ModbusResponse } from './pdu.js';
 import { ModbusError } from './errors.js';
+import { ReplyTimer } from './reply-timer.js';
 import { RepeatSummary } from '../repeat-summary.js';
 import type { ClientSignal } from './request-context.js';
 
@@ -105,11 +106,15 @@ interface Job {
 
 const DEFAULT_MAX_QUEUED = 256;
 
+/** Encoded PDUs of read requests, by request object; a PDU is never changed once made. */
+const encodedReads = new WeakMap<ModbusRequest, Buffer>();
+
 export class ModbusBus {
   private readonly framing: MasterFraming;
   private readonly writes: Job[] = [];
   private readonly polls: Job[] = [];
-  private current: { job: Job; key: number; timer: NodeJS.Timeout; corruptBefore: number } | undefined;
+  private current: { job: Job; key: number; corruptBefore: number } | undefined;
+  private readonly replyTimer: ReplyTimer;
   /** Whether the transaction sent last was a write; the next waiting poll then goes first. */
   private lastSentWrite = false;
   /** Whether the transaction sent last was an input read; anything else waiting then goes first. */
@@ -151,6 +156,7 @@ export class ModbusBus {
     this.reconnectDelay = options.reconnectMs ?? 100;
     this.deadlineMs = options.deadlineMs ?? Math.max(1000, 4 * options.timeoutMs * (1 + options.retries));
     this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
+    this.replyTimer = new ReplyTimer(options.timeoutMs, () => this.onTimeout());
   }
 
   get name(): string {
@@ -203,9 +209,9 @@ export class ModbusBus {
     clearTimeout(this.reconnectTimer);
     clearTimeout(this.gapTimer);
     clearTimeout(this.expiryTimer);
+    this.replyTimer.stop();
     const reason = 'iogate is shutting down';
     if (this.current) {
-      clearTimeout(this.current.timer);
       const { job } = this.current;
       this.current = undefined;
       this.settle(job, this.lost(job, reason));
@@ -220,7 +226,9 @@ export class ModbusBus {
    * already known to be offline should cost the line one timeout, not several.
    */
   request(unit: number, request: ModbusRequest, priority: Priority, options: RequestOptions | number = {}): Promise<ModbusResponse> {
-    const { retries = this.options.retries, signal, deadline } = typeof options === 'number' ? { retries: options } : options;
+    const retries = typeof options === 'number' ? options : (options.retries ?? this.options.retries);
+    const signal = typeof options === 'number' ? undefined : options.signal;
+    const deadline = typeof options === 'number' ? undefined : options.deadline;
     if (!this.connected) {
       return Promise.reject(new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) is not connected; the request was not sent`));
     }
@@ -233,11 +241,15 @@ export class ModbusBus {
       this.counters.dropped++;
       return Promise.reject(new ModbusError('busy', `bus ${this.name}: ${queue.length} requests already wait for the line; the request was not sent`));
     }
-    let pdu: Buffer;
-    try {
-      pdu = encodeRequest(request);
-    } catch (error) {
-      return Promise.reject(new ModbusError('invalid', (error as Error).message));
+    let pdu = encodedReads.get(request);
+    if (!pdu) {
+      try {
+        pdu = encodeRequest(request);
+      } catch (error) {
+        return Promise.reject(new ModbusError('invalid', (error as Error).message));
+      }
+      // A scan sends the same read objects over and over (see ReadPlan): their bytes are made once.
+      if (request.fc <= 4) encodedReads.set(request, pdu);
     }
     return new Promise((resolve, reject) => {
       const job: Job = {
@@ -347,7 +359,7 @@ export class ModbusBus {
     // replayed later); queued polls wait for the reconnect, within their deadline.
     const current = this.current;
     if (current) {
-      clearTimeout(current.timer);
+      this.replyTimer.disarm();
       this.current = undefined;
       this.charge(current.job);
       this.settleCorruptFrames(current);
@@ -516,8 +528,8 @@ export class ModbusBus {
 
   private send(job: Job): void {
     const { frame, key } = this.framing.encode(job.unit, job.pdu);
-    const timer = setTimeout(() => this.onTimeout(), this.options.timeoutMs);
-    this.current = { job, key, timer, corruptBefore: this.framing.corruptFrames() };
+    this.replyTimer.arm();
+    this.current = { job, key, corruptBefore: this.framing.corruptFrames() };
     job.sent = true;
     job.sentAt = performance.now();
     // Input reads jump the queue: they are charged their line time but do not move the fair-queuing clock.
@@ -558,7 +570,7 @@ export class ModbusBus {
     // A late reply to a request that already timed out, or noise from another
     // master: not ours, drop it.
     if (!current || reply.key !== current.key || reply.unit !== current.job.unit) return;
-    clearTimeout(current.timer);
+    this.replyTimer.disarm();
     this.current = undefined;
     this.lastFrameAt = performance.now();
     this.settleCorruptFrames(current);

@@ -146,7 +146,10 @@ export class SimulatedBoard implements SlaveStore {
       change.readAt = process.hrtime.bigint();
     }
     if (!this.allPresent(space, address, quantity)) return undefined;
-    return Array.from(this.registers[space].subarray(address, address + quantity));
+    const registers = this.registers[space];
+    const values = new Array<number>(quantity);
+    for (let i = 0; i < quantity; i++) values[i] = registers[address + i]!;
+    return values;
   }
 
   readBits(space: 'coil' | 'discrete', address: number, quantity: number): boolean[] | undefined {

@@ -328,12 +328,19 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
     }
     const socket = req.socket;
     const bodiless = req.headers['content-length'] === undefined || req.headers['content-length'] === '0';
-    setStage(socket, bodiless && req.headers['transfer-encoding'] === undefined ? 'busy' : 'body');
-    req.once('end', () => {
-      if (!res.writableFinished) setStage(socket, 'busy');
-    });
-    // Answered: the connection waits for its next request head (keep-alive), evictable again.
-    res.once('finish', () => setStage(socket, 'head', true));
+    const withBody = !bodiless || req.headers['transfer-encoding'] !== undefined;
+    setStage(socket, withBody ? 'body' : 'busy');
+    // A request without a body is busy from its head on: nothing to wait for
+    // (one listener fewer per GET; each was a visible part of its cost).
+    if (withBody) {
+      req.once('end', () => {
+        if (!res.writableFinished) setStage(socket, 'busy');
+      });
+    }
+    // Answered: the connection waits for its next request head (keep-alive),
+    // evictable again. A response finishes once, so `on` does (without the
+    // wrapper `once` makes).
+    res.on('finish', () => setStage(socket, 'head', true));
   });
   return stats;
 }

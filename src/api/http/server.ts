@@ -136,19 +136,25 @@ function routeScope(method: string | undefined, first: string | undefined): Scop
 /** Decoded path segments; one trailing slash is ignored, the query string too. */
 export function pathSegments(url: string): string[] {
   const query = url.indexOf('?');
-  const path = query < 0 ? url : url.slice(0, query);
-  const parts = path.split('/');
-  // parts[0] is the empty string before the leading slash.
-  const end = parts[parts.length - 1] === '' ? parts.length - 1 : parts.length;
+  const end = query < 0 ? url.length : query;
+  // One trailing slash is ignored.
+  const last = end > 1 && url.charCodeAt(end - 1) === SLASH ? end - 1 : end;
   const segments: string[] = [];
-  for (let i = 1; i < end; i++) {
-    const part = parts[i]!;
-    if (part === '') throw new RequestError(404, 'NotFound', `no such resource: ${url}`);
+  if (end <= 1) return segments;
+  // url[0] is the leading slash; each segment runs to the next one.
+  for (let from = 1; ; ) {
+    let to = url.indexOf('/', from);
+    if (to < 0 || to > last) to = last;
+    if (to === from) throw new RequestError(404, 'NotFound', `no such resource: ${url}`);
+    const part = url.slice(from, to);
     try {
       segments.push(part.includes('%') ? decodeURIComponent(part) : part);
     } catch {
       throw new RequestError(400, 'BadRequest', `malformed percent-encoding in ${url}`);
     }
+    if (to >= last) return segments;
+    from = to + 1;
   }
-  return segments;
 }
+
+const SLASH = 0x2f;

@@ -52,22 +52,24 @@ export class RegisterCache {
   }
 
   /**
-   * Keep a block's fresh read. Returns whether anything differs from what was
+   * Keep a block's fresh read, found at `offset` in `registers` (a read may
+   * cover several blocks). Returns whether anything differs from what was
    * cached (always true for the first read), so callers re-decode devices only
    * when a poll brought news, which most polls do not.
    */
-  store(blockIndex: number, registers: readonly number[]): boolean {
+  store(blockIndex: number, registers: readonly number[], offset = 0, readAt = Date.now()): boolean {
     const block = this.blocks[blockIndex]!;
     const { values } = block;
     let changed = !block.valid;
-    for (let i = 0; i < registers.length; i++) {
-      if (values[i] !== registers[i]) {
-        values[i] = registers[i]!;
+    for (let i = 0; i < values.length; i++) {
+      const value = registers[offset + i]!;
+      if (values[i] !== value) {
+        values[i] = value;
         changed = true;
       }
     }
     block.valid = true;
-    block.readAt = Date.now();
+    block.readAt = readAt;
     return changed;
   }
 

@@ -1,10 +1,11 @@
+import { ScanClock, type ScanClockMember } from './scan-clock.js';
 import type { SlaveUnit } from './slave-unit.js';
 
-// Drives one slave's scans on a fixed-rate grid: scan n starts at
-// t0 + n·period, so timer lateness never accumulates into drift. Overrun
-// policy: a slot that comes while the previous scan is still running, or
-// that the process was stalled past, is not lost: one such scan runs as soon
-// as possible. Further missed slots are skipped (and counted) rather than run
+// Drives one slave's scans on the fixed-rate grid of its period
+// (scan-clock.ts), which it shares with the other slaves of that period.
+// Overrun policy: a slot that comes while the previous scan is still running,
+// or that the process was stalled past, is not lost: one such scan runs as
+// soon as possible. Further missed slots are skipped (and counted) rather than run
 // back to back, so a slow bus never builds a backlog of more than one scan.
 // Under HTTP load a saturated event loop often runs a few ms late; losing the
 // slot each time cost 3-5 % of the poll rate (bench), keeping one costs none.
@@ -22,14 +23,14 @@ const ONCE_RETRY_MS = 250;
  */
 export const UNTHROTTLED_GAP_MS = 1;
 
-export class ScanLoop {
+export class ScanLoop implements ScanClockMember {
+  /** Retries of a read-once slave and the pauses of an unthrottled one. */
   private timer: NodeJS.Timeout | undefined;
+  private clock: ScanClock | undefined;
   private running = false;
   /** A slot came while a scan was running; it runs when that scan is done. */
   private deferred = false;
   private stopped = true;
-  private origin = 0;
-  private slot = 0;
 
   constructor(
     private readonly slave: SlaveUnit,
@@ -39,18 +40,24 @@ export class ScanLoop {
 
   start(): void {
     this.stopped = false;
-    this.origin = performance.now();
-    this.slot = 0;
     this.tick();
+    if (this.repeat && this.periodMs > 0) this.clock ??= ScanClock.join(this.periodMs, this);
   }
 
   stop(): void {
     this.stopped = true;
     this.deferred = false;
     clearTimeout(this.timer);
+    this.clock?.leave(this);
+    this.clock = undefined;
   }
 
-  private tick(): void {
+  slot(missed: number): void {
+    this.slave.stats.overruns += missed;
+    this.tick();
+  }
+
+  private readonly tick = (): void => {
     if (this.stopped) return;
     if (!this.running) {
       void this.runScan();
@@ -59,8 +66,7 @@ export class ScanLoop {
     } else {
       this.slave.stats.overruns++;
     }
-    if (this.repeat) this.scheduleNext();
-  }
+  };
 
   private async runScan(): Promise<void> {
     this.running = true;
@@ -75,26 +81,11 @@ export class ScanLoop {
       return;
     }
     // Unthrottled slaves (scan_frequency 0) scan again once the last scan is done, after a short pause.
-    if (this.periodMs === 0 && this.repeat && !this.stopped) this.timer = setTimeout(() => this.tick(), UNTHROTTLED_GAP_MS);
+    if (this.periodMs === 0 && this.repeat && !this.stopped) this.timer = setTimeout(this.tick, UNTHROTTLED_GAP_MS);
     // A slave that is read only once (scan_enabled: false) keeps being tried
     // until that one read succeeds; the slave paces the attempts (offline probes).
     if (!this.repeat && !this.stopped && !this.slave.answering) {
-      this.timer = setTimeout(() => this.tick(), ONCE_RETRY_MS);
+      this.timer = setTimeout(this.tick, ONCE_RETRY_MS);
     }
-  }
-
-  private scheduleNext(): void {
-    if (this.periodMs === 0) return;
-    const now = performance.now();
-    this.slot++;
-    let due = this.origin + this.slot * this.periodMs;
-    // The next slot, if already past, still runs at once; older ones are skipped.
-    const skipped = Math.floor((now - due) / this.periodMs);
-    if (skipped > 0) {
-      this.slave.stats.overruns += skipped;
-      this.slot += skipped;
-      due = this.origin + this.slot * this.periodMs;
-    }
-    this.timer = setTimeout(() => this.tick(), Math.max(0, due - now));
   }
 }

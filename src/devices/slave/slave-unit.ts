@@ -6,6 +6,7 @@ import { RepeatSummary } from '../../repeat-summary.js';
 import type { ModbusRequest, ModbusResponse } from '../../modbus/pdu.js';
 import type { Device } from '../device.js';
 import { DEFAULT_STALE_RULE, qualityOf, staleBoundMs, type PointMeta, type Quality, type StaleRule } from '../quality/point-meta.js';
+import { ReadPlan, type PlannedRead } from './read-plan.js';
 import { RegisterCache } from './register-cache.js';
 
 // One Modbus slave at run time: its register cache, the devices decoded from
@@ -19,6 +20,9 @@ export type SlaveState = 'starting' | 'online' | 'degraded' | 'offline';
 export type ChangeListener = (slave: SlaveUnit, changed: ReadonlySet<Device>, stateChanged: boolean) => void;
 
 export type SlaveLog = (level: 'info' | 'warn', message: string) => void;
+
+const NOTHING_CHANGED: ReadonlySet<Device> = new Set();
+const NO_OPTIONS = Object.freeze({});
 
 export interface SlaveStats {
   /** Transactions with this slave (polls and writes), and how many timed out or failed otherwise. */
@@ -133,6 +137,10 @@ export class SlaveUnit {
   /** Settles when the first scan attempt is over, answered or not. */
   readonly firstScan: Promise<void>;
   private firstScanDone!: () => void;
+  /** What the scans read, merged where the map allows. */
+  private readonly plan: ReadPlan;
+  /** One request per block, for the input reads between scans. */
+  private readonly blockReads: ModbusRequest[];
   /** Devices to re-decode after each block read, by block index. */
   private readonly dependents: Device[][];
   /**
@@ -168,6 +176,8 @@ export class SlaveUnit {
     private readonly log: SlaveLog = () => {},
   ) {
     this.cache = new RegisterCache(model.blocks);
+    this.plan = new ReadPlan(model.blocks);
+    this.blockReads = model.blocks.map((block) => ({ fc: block.type === 'input' ? 4 : 3, address: block.start_reg, quantity: block.count }));
     this.dependents = model.blocks.map(() => []);
     this.patchedBlocks = model.blocks.map(() => false);
     this.readHooks = model.blocks.map(() => []);
@@ -260,7 +270,8 @@ export class SlaveUnit {
    */
   async scan(now: number): Promise<void> {
     if (this.state === 'offline' && now < this.nextProbeAt) return;
-    const changed = new Set<Device>();
+    // Made only when a device changed, which most polls do not.
+    let changed: Set<Device> | undefined;
     const started = performance.now();
     const wasState = this.state;
     const probing = this.state === 'offline';
@@ -276,20 +287,27 @@ export class SlaveUnit {
     let answered = false;
     let failure: Error | undefined;
     let interrupted: ModbusError | undefined;
-    for (let index = 0; index < this.model.blocks.length; index++) {
-      const block = this.model.blocks[index]!;
-      if (!firstPass && scanNumber % block.frequency !== 0) continue;
+    const reads = this.plan.due(scanNumber, firstPass);
+    for (let r = 0; r < reads.length; r++) {
+      const read = reads[r]!;
       let response: ModbusResponse;
       try {
-        response = await this.request(this.blockRead(index), 'poll', retries);
+        response = await this.request(read.request, 'poll', retries);
       } catch (error) {
         // The line went down or the poll waited past its deadline: no news about the slave.
         if (notSlavesFault(error)) {
           interrupted = error as ModbusError;
           break;
         }
+        if (error instanceof ModbusError && error.kind === 'exception') {
+          answered = true;
+          if (read.blocks.length > 1) {
+            // The slave refused a merged read: its blocks go one by one from the next scan on.
+            this.plan.split(read);
+            this.log('info', `${this.label()} refused a read of registers ${read.request.address}-${read.request.address + read.request.quantity - 1} (${error.message}); reading its ${read.blocks.length} blocks one by one`);
+          }
+        }
         failure = error as Error;
-        if (error instanceof ModbusError && error.kind === 'exception') answered = true;
         // Once the slave answered in this scan, its other blocks are still worth
         // reading; a slave silent so far is likely gone, and its other blocks
         // would only cost the line more timeouts.
@@ -297,14 +315,15 @@ export class SlaveUnit {
         continue;
       }
       answered = true;
-      this.stats.lastOkAt = Date.now();
-      this.storeBlock(index, response, changed);
+      const readAt = Date.now();
+      this.stats.lastOkAt = readAt;
+      changed = this.storeRead(read, response, readAt, changed);
     }
     this.stats.lastScanMs = performance.now() - started;
     if (!interrupted) this.afterScan(answered, failure, now);
     else if (interrupted.kind === 'disconnected') this.lineDown(interrupted);
     this.firstScanDone();
-    if (changed.size > 0 || wasState !== this.state) this.onChange(this, changed, wasState !== this.state);
+    if (changed || wasState !== this.state) this.onChange(this, changed ?? NOTHING_CHANGED, wasState !== this.state);
   }
 
   private afterScan(answered: boolean, failure: Error | undefined, now: number): void {
@@ -383,28 +402,33 @@ export class SlaveUnit {
    * decide the slave's state). They go ahead of other polls on the bus.
    */
   async readBlocks(indices: readonly number[]): Promise<void> {
-    const changed = new Set<Device>();
+    let changed: Set<Device> | undefined;
     try {
-      for (const index of indices) this.storeBlock(index, await this.request(this.blockRead(index), 'input', 0), changed);
+      for (const index of indices) {
+        const response = await this.request(this.blockReads[index]!, 'input', 0);
+        if ('registers' in response) changed = this.storeBlock(index, response.registers, 0, Date.now(), changed);
+      }
     } catch {
       // Counted in stats by request(); the next scan or read tries again.
     }
-    if (changed.size > 0) this.onChange(this, changed, false);
+    if (changed) this.onChange(this, changed, false);
   }
 
-  private blockRead(index: number): ModbusRequest {
-    const block = this.model.blocks[index]!;
-    return { fc: block.type === 'input' ? 4 : 3, address: block.start_reg, quantity: block.count };
+  /** Keep a read's registers, block by block; devices are re-decoded only when their block moved. */
+  private storeRead(read: PlannedRead, response: ModbusResponse, readAt: number, changed: Set<Device> | undefined): Set<Device> | undefined {
+    if (!('registers' in response)) return changed;
+    for (let i = 0; i < read.blocks.length; i++) changed = this.storeBlock(read.blocks[i]!, response.registers, read.offsets[i]!, readAt, changed);
+    return changed;
   }
 
-  /** Keep a block's registers; devices are re-decoded only when they moved. */
-  private storeBlock(index: number, response: ModbusResponse, changed: Set<Device>): void {
-    if (!('registers' in response)) return;
-    const moved = this.cache.store(index, response.registers);
+  /** Returns `changed`, made if it was not and a device changed. */
+  private storeBlock(index: number, registers: readonly number[], offset: number, readAt: number, changed: Set<Device> | undefined): Set<Device> | undefined {
+    const moved = this.cache.store(index, registers, offset, readAt);
     for (const hook of this.readHooks[index]!) hook();
     // At 50 Hz on every slave, decoding unchanged values was most of the idle CPU.
-    if (!moved) return;
-    for (const device of this.dependents[index]!) if (device.refresh()) changed.add(device);
+    if (!moved) return changed;
+    for (const device of this.dependents[index]!) if (device.refresh()) (changed ??= new Set()).add(device);
+    return changed;
   }
 
   offlineReason(): string | undefined {
@@ -471,22 +495,28 @@ export class SlaveUnit {
    * spend line time on it. A write takes its client's signal and deadline
    * from the API call it runs in.
    */
-  private async request(request: ModbusRequest, priority: Priority, retries?: number): Promise<ModbusResponse> {
-    if (priority === 'write' && this.state === 'offline') throw new ModbusError('offline', this.offlineReason()!);
+  private request(request: ModbusRequest, priority: Priority, retries?: number): Promise<ModbusResponse> {
+    if (priority === 'write' && this.state === 'offline') return Promise.reject(new ModbusError('offline', this.offlineReason()!));
     const context = priority === 'write' ? currentRequestContext() : undefined;
-    try {
-      const response = await this.bus.request(this.unit, request, priority, { retries, signal: context?.signal, deadline: context?.deadline });
-      this.stats.requests++;
-      return response;
-    } catch (error) {
-      // Requests that never reached the wire are no transaction with the slave.
-      if (notSlavesFault(error)) throw error;
-      this.stats.requests++;
-      if (error instanceof ModbusError && error.kind === 'timeout') this.stats.timeouts++;
-      else this.stats.errors++;
-      throw error;
-    }
+    // Polls pass no options object, and the outcome is counted by two handlers made once rather than an
+    // async function per read: one object and one promise fewer per poll.
+    const options = context ? { retries, signal: context.signal, deadline: context.deadline } : retries === undefined ? NO_OPTIONS : retries;
+    return this.bus.request(this.unit, request, priority, options).then(this.countAnswer, this.countFailure);
   }
+
+  private readonly countAnswer = (response: ModbusResponse): ModbusResponse => {
+    this.stats.requests++;
+    return response;
+  };
+
+  private readonly countFailure = (error: unknown): never => {
+    // Requests that never reached the wire are no transaction with the slave.
+    if (notSlavesFault(error)) throw error;
+    this.stats.requests++;
+    if (error instanceof ModbusError && error.kind === 'timeout') this.stats.timeouts++;
+    else this.stats.errors++;
+    throw error;
+  };
 }
 
 /** Worse qualities rank higher: a device is as good as its worst block. */

@@ -75,6 +75,17 @@ test('--version prints what GET /version answers, in EVOK\'s format', async () =
   }
 });
 
+test('--read-plan prints the scans\' requests per bus and slave, merged where the map allows, and exits', () => {
+  const printed = execFileSync(process.execPath, [BUNDLE, '--read-plan'], { encoding: 'utf8' });
+  const { buses } = JSON.parse(printed) as { buses: Array<{ name: string; type: string; slaves: Array<{ unit: number; model: string; periodMs: number; scans: Array<Array<{ fc: number; address: number; quantity: number }>> }> }> };
+  // The built-in controller: a simulated brain board scanned at 50 Hz.
+  const [brain] = buses.find((bus) => bus.type === 'SIMULATOR')!.slaves;
+  assert.deepEqual([brain!.unit, brain!.model, brain!.periodMs, brain!.scans.length], [1, '00', 20, 250]);
+  assert.deepEqual(brain!.scans[1], [{ fc: 3, address: 0, quantity: 2 }]);
+  // On every 250th scan registers 8-19 and 20 are read together.
+  assert.ok(brain!.scans[0]!.some((read) => read.address === 8 && read.quantity === 13), JSON.stringify(brain!.scans[0]));
+});
+
 test('the man page documents every option and exit code that --help lists', () => {
   const help = execFileSync(process.execPath, [BUNDLE, '--help'], { encoding: 'utf8' });
   const manPage = readFileSync(fileURLToPath(new URL('../../../deploy/iogate.1', import.meta.url)), 'utf8').replaceAll('\\-', '-');

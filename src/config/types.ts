@@ -110,7 +110,7 @@ export interface MqttConfig {
 export interface AuthToken {
   name: string;
   token: string;
-  scope: 'read' | 'write';
+  scope: 'read' | 'write' | 'admin';
 }
 
 export interface AuthConfig {
@@ -148,6 +148,8 @@ export interface Config {
   apis: {
     port: number;
     address: string;
+    /** `address` was written in the file, not defaulted: the user chose where to listen. */
+    addressWritten?: boolean;
     websocket: { enabled: boolean; allFiltered: boolean; errorReplies: boolean };
     /** The built-in control panel at `/`. */
     panel: { enabled: boolean };

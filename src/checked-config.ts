@@ -9,7 +9,6 @@ import { isLoopbackListenAddress } from './api/access/loopback.js';
 import { loadHwDefinitionDir } from './boards/hwdef.js';
 import type { BoardModel } from './boards/model.js';
 import { expandProducts, findModel, unknownModelProblems } from './boards/resolve.js';
-import { ConfigError } from './config/errors.js';
 import { loadConfig, type CheckProblem, type LoadOptions } from './config/load.js';
 import type { Config } from './config/types.js';
 
@@ -29,10 +28,9 @@ export interface CheckOptions extends Omit<LoadOptions, 'check'> {
   replacingEvok?: boolean;
 }
 
-/** Throws ConfigError with one line per problem. */
+/** Throws ConfigError with one line per problem, all of them in one pass. */
 export function readCheckedConfig(options: CheckOptions): CheckedConfig {
   const userModels = new Map<string, BoardModel>();
-  let addressWritten = false;
   const loaded = loadConfig({
     ...options,
     check: (config) => {
@@ -46,17 +44,15 @@ export function readCheckedConfig(options: CheckOptions): CheckedConfig {
       for (const device of config.buses.flatMap((bus) => bus.devices)) {
         for (const text of unknownModelProblems([device], userModels)) problems.push({ at: device.modelOrigin, text });
       }
-      addressWritten = config.apis.addressWritten === true;
+      // Where to listen comes last: it is about the file as a whole.
+      const unsafeBind = bindPolicyProblem(config.apis);
+      if (unsafeBind !== undefined) problems.push({ at: undefined, text: unsafeBind });
+      if (options.replacingEvok && options.overrides?.address === undefined && config.apis.addressWritten !== true) {
+        problems.push({ at: undefined, text: evokListenProblem(config) });
+      }
       return { problems, warnings };
     },
   });
-  const problems: string[] = [];
-  const unsafeBind = bindPolicyProblem(loaded.config.apis);
-  if (unsafeBind !== undefined) problems.push(unsafeBind);
-  if (options.replacingEvok && options.overrides?.address === undefined && !addressWritten) {
-    problems.push(evokListenProblem(loaded.config));
-  }
-  if (problems.length > 0) throw new ConfigError(problems);
   return { ...loaded, findModel: (name) => findModel(name, userModels) };
 }
 

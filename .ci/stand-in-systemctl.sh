@@ -4,7 +4,7 @@
 # really starts and stops daemons. Installed as /usr/local/sbin/systemctl (ahead
 # of /usr/bin on PATH); /run/systemd/system exists while it is in place.
 #  - enable, disable, is-enabled, mask, unmask: the real systemctl, which edits
-#    the symlinks offline;
+#    the symlinks offline (--root=/, as it would believe a systemd runs);
 #  - start, stop, restart, try-restart, reload, is-active, daemon-reload:
 #    simulated. A start runs ExecStartPre= (all must succeed), then ExecStart=
 #    in the background as User=, after stopping the units named by
@@ -76,7 +76,7 @@ done
 command=${1:-}
 [ $# -gt 0 ] && shift
 case $command in
-enable | disable | is-enabled | mask | unmask | preset) exec "$REAL" ${quiet:+--quiet} "$command" "$@" ;;
+enable | disable | is-enabled | mask | unmask | preset) exec "$REAL" --root=/ ${quiet:+--quiet} "$command" "$@" ;;
 daemon-reload | reset-failed) exit 0 ;;
 esac
 status=0

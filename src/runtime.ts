@@ -166,7 +166,7 @@ export function buildRuntime(
     if (simulation) simulations.set(busConfig.name, simulation);
     plannedRates.set(busConfig.name, plannedPollRate);
     return {
-      key: JSON.stringify({ busConfig, trace }),
+      key: unitKey({ busConfig, trace }),
       devices,
       firstScan: Promise.all(unitSlaves.map((slave) => slave.firstScan)),
       start() {
@@ -194,7 +194,7 @@ export function buildRuntime(
     const [setup] = buildOneWireBuses([busConfig], register(devices), feed, log, (device) => aliases.adopt(device));
     oneWire.push(setup!);
     return {
-      key: JSON.stringify({ oneWire: busConfig }),
+      key: unitKey({ oneWire: busConfig }),
       devices,
       firstScan: setup!.bus.firstScan,
       start: () => setup!.bus.start(),
@@ -215,8 +215,8 @@ export function buildRuntime(
 
   const keyOf = (name: string, next: Config, trace: boolean): string => {
     const [kind, busName] = [name.slice(0, name.indexOf(':')), name.slice(name.indexOf(':') + 1)];
-    if (kind === 'modbus') return JSON.stringify({ busConfig: next.buses.find((bus) => bus.name === busName), trace });
-    return JSON.stringify({ oneWire: next.oneWireBuses.find((bus) => bus.name === busName) });
+    if (kind === 'modbus') return unitKey({ busConfig: next.buses.find((bus) => bus.name === busName), trace });
+    return unitKey({ oneWire: next.oneWireBuses.find((bus) => bus.name === busName) });
   };
 
   const saver = new AliasSaver(config.aliasFile, ALIAS_SAVE_DELAY_MS, (message) => log.error(message));
@@ -292,6 +292,11 @@ export function buildRuntime(
     },
   };
   return runtime;
+}
+
+/** A unit's configuration as text, without where in the file it was written (an edit above it moves the lines). */
+function unitKey(value: unknown): string {
+  return JSON.stringify(value, (key, item: unknown) => (key === 'modelAt' || key === 'modelOrigin' ? undefined : item));
 }
 
 function removeFrom<T>(list: T[], gone: readonly T[]): void {

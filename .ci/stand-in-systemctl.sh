@@ -66,17 +66,19 @@ start_unit() {
 unit_name() { case $1 in *.service) echo "$1" ;; *) echo "$1.service" ;; esac; }
 
 quiet=
+preset_mode=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--quiet | -q) quiet=1; shift ;;
-	--system | --no-block | --no-reload | --no-pager) shift ;;
+	--system | --no-block | --no-reload | --no-pager | --root=*) shift ;;
+	--preset-mode=*) preset_mode=$1; shift ;;
 	*) break ;;
 	esac
 done
 command=${1:-}
 [ $# -gt 0 ] && shift
 case $command in
-enable | disable | is-enabled | mask | unmask | preset) exec "$REAL" --root=/ ${quiet:+--quiet} "$command" "$@" ;;
+enable | disable | is-enabled | mask | unmask | preset) exec "$REAL" --root=/ ${quiet:+--quiet} ${preset_mode:+"$preset_mode"} "$command" "$@" ;;
 daemon-reload | reset-failed) exit 0 ;;
 esac
 status=0

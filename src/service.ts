@@ -14,6 +14,7 @@ import { RequestError } from './errors.js';
 import type { Logger } from './log.js';
 import { buildRuntime, type CoreReloadReport, type ReloadableRuntime } from './runtime.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
+import { TrendStore } from './trends/trend-store.js';
 import { VERSION_TEXT } from './version.js';
 
 // The running daemon: the runtime (buses, devices, registry) with the APIs on
@@ -74,6 +75,8 @@ export function createService(options: ServiceOptions): Service {
   let config = options.checked.config;
   const runtime = buildRuntime(config, options.checked.findModel, log, { traceModbus: options.traceModbus });
 
+  // It lists the registry's devices on each sample, so devices a reload adds or removes are followed.
+  const trends = new TrendStore(runtime.registry);
   // Handed to the HTTP server and the WebSocket endpoint by reference: a reload assigns new guards into it.
   const ctx: HttpContext = {
     registry: runtime.registry,
@@ -82,6 +85,7 @@ export function createService(options: ServiceOptions): Service {
     metrics: runtime,
     ...apiGuards(config.apis),
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
+    trends,
     reloadConfig: () =>
       reload().catch((error: unknown) => {
         throw error instanceof ConfigError ? new RequestError(400, 'ConfigError', error.message) : error;
@@ -296,6 +300,7 @@ export function createService(options: ServiceOptions): Service {
     listening,
     async start() {
       await runtime.start();
+      trends.start();
       for (const component of components) await component.start(config);
       const logging = config.logging;
       options.output(startupSummary({ ...config, logging, apis: { ...config.apis, port: listening.port } }));
@@ -306,6 +311,7 @@ export function createService(options: ServiceOptions): Service {
     async stop(signal) {
       log.info(`${signal}: shutting down`);
       const steps = [
+        { name: 'trends', run: () => trends.stop() },
         { name: 'WebSocket clients', run: () => ws?.close() },
         { name: 'webhook', run: () => hook?.stop() },
         { name: 'MQTT', run: () => mqtt?.stop() },

@@ -58,6 +58,10 @@ trap cleanup EXIT
 
 version=$(node -p "require('./package.json').version")
 next="$version+ci1"
+# What GET /version answers and --version prints: the EVOK API version with iogate's as build metadata.
+evok_api=$(sed -n "s/^export const EVOK_API_VERSION = '\(.*\)';/\1/p" src/version.ts)
+version_text="v$evok_api+iogate.$version"
+next_text="v$evok_api+iogate.$next"
 
 step "build the packages"
 npm run package --silent
@@ -169,11 +173,11 @@ check "system user iogate" sh -c "chroot '$root' getent passwd iogate >/dev/null
 check "/var/lib/iogate owned by iogate" test "$(owner /var/lib/iogate)" = iogate:iogate
 check "/var/lib/evok created for the alias file" test "$(owner /var/lib/evok)" = iogate:iogate
 check "default config installed as /etc/evok/config.yaml" cmp -s "$root/usr/share/iogate/config.yaml" "$root/etc/evok/config.yaml"
-check "iogate --version" test "$(in_root iogate --version)" = "v$version"
+check "iogate --version" test "$(in_root iogate --version)" = "$version_text"
 
 step "fresh controller: run as the unit does"
 start_installed
-check "GET /version answers v$version" test "$(curl -sf "$base_url/version")" = "v$version"
+check "GET /version answers $version_text" test "$(curl -sf "$base_url/version")" = "$version_text"
 check "the unit's command line loads the malloc_trim addon" grep -q '/usr/lib/iogate/native/linux-x64/malloc-trim.node$' "/proc/$daemon_pid/maps"
 check "GET /rest/all answers JSON" sh -c "curl -sf '$base_url/rest/all' | node -e 'JSON.parse(require(\"fs\").readFileSync(0,\"utf8\"))'"
 check "POST /rest/run/alias save=1 writes the alias file" curl -sf -X POST -d save=1 "$base_url/rest/run/alias" -o /dev/null
@@ -186,13 +190,13 @@ uid=$(in_root id -u iogate)
 
 step "fresh controller: upgrade to $next"
 in_root dpkg -i "/tmp/$(basename "$deb_next")" >/dev/null
-check "iogate --version after upgrade" test "$(in_root iogate --version)" = "v$next"
+check "iogate --version after upgrade" test "$(in_root iogate --version)" = "$next_text"
 check "edited config kept" test "$(sha256sum <"$root/etc/evok/config.yaml")" = "$config_sum"
 check "alias file kept" test "$(sha256sum <"$root/var/lib/evok/alias.yaml")" = "$alias_sum"
 check "same user" test "$(in_root id -u iogate)" = "$uid"
 check "still enabled" test -L "$root/etc/systemd/system/multi-user.target.wants/iogate.service"
 start_installed
-check "GET /version answers v$next" test "$(curl -sf "$base_url/version")" = "v$next"
+check "GET /version answers $next_text" test "$(curl -sf "$base_url/version")" = "$next_text"
 stop_installed
 
 step "fresh controller: remove"
@@ -311,7 +315,7 @@ remove_and_purge() { # remove_and_purge NAME: EVOK serves after remove and purge
 step "EVOK running, a good config: iogate takes over"
 evok_controller 'apis:\n  port: PORT\n  address: 0.0.0.0\n  auth:\n    tokens:\n      - {name: scada, token: ci-token-0123456789, scope: write}\n'
 install_logged "$deb"
-check "good config: iogate answers v$version on EVOK's port" test "$(answers)" = "v$version"
+check "good config: iogate answers $version_text on EVOK's port" test "$(answers)" = "$version_text"
 check "good config: said where it listens" said "iogate now serves EVOK's API at http://0.0.0.0:$port"
 check "good config: EVOK stopped" sh -c '! pid=$(cat "$0/run/stand-in-systemd/evok.service.pid" 2>/dev/null) || ! kill -0 "$pid" 2>/dev/null' "$root"
 check "good config: evok.service disabled, iogate.service enabled" sh -c '! test -L "$0/etc/systemd/system/multi-user.target.wants/evok.service" && test -L "$0/etc/systemd/system/multi-user.target.wants/iogate.service"' "$root"
@@ -319,8 +323,8 @@ check "good config: the alias file lent to iogate" test "$(owner /var/lib/evok/a
 check "good config: the ExecStartPre check ran" grep -q '^Configuration OK$' "$root/run/stand-in-systemd/iogate.service.log"
 check "good config: systemctl reload re-reads the configuration" sh -c 'chroot "$0" env PATH=/usr/local/sbin:/usr/bin:/bin systemctl reload iogate.service && for i in $(seq 1 50); do grep -q "configuration reloaded from /etc/evok/config.yaml: nothing changed" "$0/run/stand-in-systemd/iogate.service.log" && exit 0; sleep 0.2; done; exit 1' "$root"
 install_logged "$deb_next"
-for _ in $(seq 1 50); do [ "$(answers)" = "v$next" ] && break; sleep 0.2; done
-check "good config, upgraded: iogate answers v$next" test "$(answers)" = "v$next"
+for _ in $(seq 1 50); do [ "$(answers)" = "$next_text" ] && break; sleep 0.2; done
+check "good config, upgraded: iogate answers $next_text" test "$(answers)" = "$next_text"
 check "good config, upgraded: evok.service still disabled" sh -c '! test -L "$0/etc/systemd/system/multi-user.target.wants/evok.service"' "$root"
 remove_and_purge "good config"
 
@@ -364,7 +368,7 @@ for _ in $(seq 1 50); do [ "$(answers)" = evok ] && break; sleep 0.2; done
 evok_kept "crash at start, upgraded (still crashing)"
 rm -r "$root/etc/systemd/system/iogate.service.d"
 install_logged "$deb_next"
-check "crash fixed, installed again: iogate takes over" test "$(answers)" = "v$next"
+check "crash fixed, installed again: iogate takes over" test "$(answers)" = "$next_text"
 remove_and_purge "crash at start"
 rm -rf "$root/usr/local/sbin/systemctl" "$root/run/systemd/system" "$root/run/stand-in-systemd"
 
@@ -411,7 +415,7 @@ for arch in arm64 armhf; do
   done
   [ -n "$connected" ] || { cat "$work/daemon-$arch.log" "$work/sim-$arch.log"; fail "$arch: the daemon did not reach the slave over the serial line"; }
   printf '  ok: %s: prebuilds/%s loaded, RTU slave online over a pty\n' "$arch" "$platform"
-  check "$arch: the package's bundle answers GET /version" test "$(curl -sf "http://127.0.0.1:$port/version")" = "v$version"
+  check "$arch: the package's bundle answers GET /version" test "$(curl -sf "http://127.0.0.1:$port/version")" = "$version_text"
   check "$arch: a DI value read over RTU" sh -c "curl -sf 'http://127.0.0.1:$port/rest/di/1_01' | grep -q '\"value\":0'"
   check "$arch: native/$platform/malloc-trim.node loaded" grep -q "/usr/lib/iogate/native/$platform/malloc-trim.node\$" "/proc/$daemon_pid/maps"
   check "$arch: no warning about the addon" sh -c "! grep -q 'WARNING memory' '$work/daemon-$arch.log'"

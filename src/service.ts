@@ -165,27 +165,6 @@ export function createService(options: ServiceOptions): Service {
       },
     },
     {
-      name: 'listener',
-      slice: (c) => [c.apis.address, c.apis.port],
-      async start(next) {
-        listener = await listen(next.apis.address, next.apis.port);
-        const bound = listener.address();
-        Object.assign(listening, { address: next.apis.address, port: typeof bound === 'object' && bound ? bound.port : next.apis.port });
-      },
-      stop: () => new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve())),
-      async update(next) {
-        // The new one first: if it cannot be bound, the old one still serves and the reload fails.
-        const fresh = await listen(next.apis.address, next.apis.port);
-        const old = listener;
-        listener = fresh;
-        const bound = fresh.address();
-        Object.assign(listening, { address: next.apis.address, port: typeof bound === 'object' && bound ? bound.port : next.apis.port });
-        old?.close();
-        log.info(`listening on http://${next.apis.address}:${listening.port}`);
-        return true;
-      },
-    },
-    {
       name: 'websocket',
       slice: (c) => c.apis.websocket,
       start(next) {
@@ -200,8 +179,8 @@ export function createService(options: ServiceOptions): Service {
       update(next) {
         // Switched on or off: start or close it (the latter says goodbye to the clients).
         if (next.apis.websocket.enabled !== (ws !== undefined)) return false;
+        // error_replies and the clients' access are settled after every component (see applyReload).
         wsContext.allFiltered = next.apis.websocket.allFiltered;
-        ws?.settingsChanged({ errorReplies: next.apis.websocket.errorReplies });
         return true;
       },
     },
@@ -225,6 +204,28 @@ export function createService(options: ServiceOptions): Service {
       async stop() {
         await mqtt?.stop();
         mqtt = undefined;
+      },
+    },
+    // Last at start-up: clients come once everything that serves them is in place.
+    {
+      name: 'listener',
+      slice: (c) => [c.apis.address, c.apis.port],
+      async start(next) {
+        listener = await listen(next.apis.address, next.apis.port);
+        const bound = listener.address();
+        Object.assign(listening, { address: next.apis.address, port: typeof bound === 'object' && bound ? bound.port : next.apis.port });
+      },
+      stop: () => new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve())),
+      async update(next) {
+        // The new one first: if it cannot be bound, the old one still serves and the reload fails.
+        const fresh = await listen(next.apis.address, next.apis.port);
+        const old = listener;
+        listener = fresh;
+        const bound = fresh.address();
+        Object.assign(listening, { address: next.apis.address, port: typeof bound === 'object' && bound ? bound.port : next.apis.port });
+        old?.close();
+        log.info(`listening on http://${next.apis.address}:${listening.port}`);
+        return true;
       },
     },
   ];
@@ -262,7 +263,9 @@ export function createService(options: ServiceOptions): Service {
     for (const warning of checked.warnings) log.warn(warning);
     options.applyLogging(next);
     const report: ReloadReport = { components: {}, buses: { kept: [], restarted: [], started: [], stopped: [] }, revokedWebSocketClients: 0 };
-    for (const component of components) {
+    // The listener first: if the new address cannot be bound, the reload fails before anything changed.
+    const order = [...components.filter((c) => c.name === 'listener'), ...components.filter((c) => c.name !== 'listener')];
+    for (const component of order) {
       if (JSON.stringify(component.slice(previous)) === JSON.stringify(component.slice(next))) {
         report.components[component.name] = 'kept';
         continue;

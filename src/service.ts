@@ -280,6 +280,15 @@ export function createService(options: ServiceOptions): Service {
     }
     report.revokedWebSocketClients = ws?.settingsChanged({ errorReplies: next.apis.websocket.errorReplies }) ?? 0;
     report.buses = await runtime.reload(next, checked.findModel, { traceModbus: options.traceModbus });
+    // The MQTT bridge indexes the slaves and their devices when it starts (availability, discovery):
+    // after a bus was rebuilt, added or removed it starts again, so the broker sees the new set.
+    const busesChanged = report.buses.restarted.length + report.buses.started.length + report.buses.stopped.length > 0;
+    const bridge = components.find((component) => component.name === 'mqtt')!;
+    if (busesChanged && mqtt !== undefined && report.components['mqtt'] === 'kept') {
+      await bridge.stop();
+      await bridge.start(next);
+      report.components['mqtt'] = 'restarted (the buses changed)';
+    }
     config = next;
     const changed = Object.entries(report.components).filter(([, what]) => what !== 'kept').map(([name, what]) => `${name} ${what}`);
     const buses = [

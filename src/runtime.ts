@@ -166,7 +166,7 @@ export function buildRuntime(
     if (simulation) simulations.set(busConfig.name, simulation);
     plannedRates.set(busConfig.name, plannedPollRate);
     return {
-      key: unitKey({ busConfig, trace }),
+      key: modbusKey(busConfig, findBoard, trace),
       devices,
       firstScan: Promise.all(unitSlaves.map((slave) => slave.firstScan)),
       start() {
@@ -213,9 +213,10 @@ export function buildRuntime(
     return builders;
   };
 
-  const keyOf = (name: string, next: Config, trace: boolean): string => {
+  const keyOf = (name: string, next: Config, findBoard: (name: string) => BoardModel | undefined, trace: boolean): string => {
     const [kind, busName] = [name.slice(0, name.indexOf(':')), name.slice(name.indexOf(':') + 1)];
-    if (kind === 'modbus') return unitKey({ busConfig: next.buses.find((bus) => bus.name === busName), trace });
+    const busConfig = next.buses.find((bus) => bus.name === busName);
+    if (kind === 'modbus') return busConfig ? modbusKey(busConfig, findBoard, trace) : '';
     return unitKey({ oneWire: next.oneWireBuses.find((bus) => bus.name === busName) });
   };
 
@@ -264,7 +265,7 @@ export function buildRuntime(
       const builders = buildUnits(next, findBoard, trace);
       // Stop first: a changed bus must let go of its serial line before its successor opens it.
       for (const [name, unit] of units) {
-        if (builders.has(name) && keyOf(name, next, trace) === unit.key) {
+        if (builders.has(name) && keyOf(name, next, findBoard, trace) === unit.key) {
           report.kept.push(name);
           continue;
         }
@@ -292,6 +293,11 @@ export function buildRuntime(
     },
   };
   return runtime;
+}
+
+/** A Modbus bus's key includes its boards' register maps: an edited hw-definition file rebuilds the bus. */
+function modbusKey(busConfig: BusConfig, findBoard: (name: string) => BoardModel | undefined, trace: boolean): string {
+  return unitKey({ busConfig, trace, maps: busConfig.devices.map((device) => findBoard(device.model) ?? null) });
 }
 
 /** A unit's configuration as text, without where in the file it was written (an edit above it moves the lines). */

@@ -5,7 +5,7 @@
  * The names closest to an unknown one: the same letters in another case or
  * with `-`/`_` swapped first, then those one or two edits away.
  */
-export function closeMatches(name: string, known: Iterable<string>, max = 5): string[] {
+export function closeMatches(name: string, known: Iterable<string>, max = 3): string[] {
   const squash = (text: string) => text.toUpperCase().replace(/[-_ ]/g, '');
   const wanted = squash(name);
   const scored: Array<{ candidate: string; score: number }> = [];
@@ -14,7 +14,10 @@ export function closeMatches(name: string, known: Iterable<string>, max = 5): st
     const limit = wanted.length <= 3 ? 1 : 2;
     if (distance <= limit) scored.push({ candidate, score: distance });
   }
+  // The same name but for case and dashes is the one meant: only those, then.
+  const exact = scored.some(({ score }) => score === 0);
   return scored
+    .filter(({ score }) => !exact || score === 0)
     .sort((a, b) => a.score - b.score || a.candidate.localeCompare(b.candidate))
     .slice(0, max)
     .map(({ candidate }) => candidate);

@@ -310,14 +310,18 @@ export function createService(options: ServiceOptions): Service {
     },
     runtime,
     listening,
-    async start() {
-      await runtime.start();
-      trends.start();
-      for (const component of components) await component.start(config);
-      const logging = config.logging;
-      options.output(startupSummary({ ...config, logging, apis: { ...config.apis, port: listening.port } }));
-      // A parent process (tests, supervisors) can wait for this line instead of polling.
-      log.info(`listening on http://${config.apis.address}:${listening.port}`);
+    start() {
+      const run = (async () => {
+        await runtime.start();
+        trends.start();
+        for (const component of components) await component.start(config);
+        options.output(startupSummary({ ...config, apis: { ...config.apis, port: listening.port } }));
+        // A parent process (tests, supervisors) can wait for this line instead of polling.
+        log.info(`listening on http://${config.apis.address}:${listening.port}`);
+      })();
+      // A SIGHUP during start-up waits for it.
+      reloading = run.catch(() => undefined);
+      return run;
     },
     reload,
     async stop(signal) {

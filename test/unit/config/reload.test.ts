@@ -253,3 +253,29 @@ async function waitFor(condition: () => boolean | Promise<boolean>, limitMs = 10
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+test('WebSocket limits change in place: clients already connected stay, the new cap holds for the next ones', async () => {
+  const { daemon, file } = await startWith(configText());
+  try {
+    const wsUrl = daemon.baseUrl.replace('http', 'ws') + '/ws';
+    const first = new WebSocket(wsUrl, { headers: { Authorization: `Bearer ${ADMIN}` } });
+    const second = new WebSocket(wsUrl, { headers: { Authorization: `Bearer ${ADMIN}` } });
+    await Promise.all([once(first, 'open'), once(second, 'open')]);
+    let closed = 0;
+    for (const client of [first, second]) client.on('close', () => closed++);
+    writeFileSync(file, configText({ extra: ['  limits: {max_websocket_clients: 1}'] }));
+    const reply = await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN });
+    assert.equal(JSON.parse(reply.body).result.components.access, 'updated');
+    // Above the new cap already: nobody is thrown out, and nobody new comes in.
+    const third = new WebSocket(wsUrl, { headers: { Authorization: `Bearer ${ADMIN}` } });
+    const [, refusal] = (await once(third, 'unexpected-response')) as [unknown, { statusCode: number }];
+    assert.equal(refusal.statusCode, 503);
+    first.ping();
+    await once(first, 'pong');
+    assert.equal(closed, 0);
+    first.close();
+    second.close();
+  } finally {
+    assert.equal(await daemon.stop(), 0);
+  }
+});

@@ -28,6 +28,8 @@ export interface DeviceConfig {
   inputScanFrequency: number;
   /** Per-device device_info (EVOK rules: bus has none, or the device has its own). */
   deviceInfo?: DeviceInfoConfig;
+  /** Set when the device is one board of a product named as `model:` (`L203, board 2 of 3`), for the summary. */
+  partOf?: string;
 }
 
 interface BusCommon {

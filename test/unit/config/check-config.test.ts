@@ -130,6 +130,7 @@ test('product names resolve to their boards at consecutive slave ids', async () 
   assert.equal(code, 0, stderr);
   const devices = stdout.split('\n').filter((line) => line.startsWith('    device ')).map((line) => line.trim().split(/\s+/).slice(1, 6).join(' '));
   assert.deepEqual(devices, ['1 model 00 slave 1', '2 model 08 slave 2', '3 model 08 slave 3', 'io model 01 slave 7', 'x model 0F slave 9']);
+  assert.match(stdout, /^ {4}device 2 +model 08 +slave 2 +50 Hz \(L203, board 2 of 3\)$/m);
 });
 
 test('a product whose later boards would take another device\'s slave id or name is refused', async () => {

@@ -263,9 +263,17 @@ export function buildRuntime(
       const trace = reloadOptions.traceModbus === true;
       const report: CoreReloadReport = { kept: [], restarted: [], started: [], stopped: [] };
       const builders = buildUnits(next, findBoard, trace);
+      const changed = new Set<string>();
+      for (const [name, unit] of units) {
+        if (!builders.has(name) || keyOf(name, next, findBoard, trace) !== unit.key) changed.add(name);
+      }
+      // A 1-Wire bus's do_reset pulses a board's owpower coil, found when the bus is built: with a board bus rebuilt, it is rebuilt too.
+      if ([...changed].some((name) => name.startsWith('modbus:'))) {
+        for (const bus of next.oneWireBuses) if (bus.owpower !== undefined && units.has(`1-wire:${bus.name}`)) changed.add(`1-wire:${bus.name}`);
+      }
       // Stop first: a changed bus must let go of its serial line before its successor opens it.
       for (const [name, unit] of units) {
-        if (builders.has(name) && keyOf(name, next, findBoard, trace) === unit.key) {
+        if (!changed.has(name)) {
           report.kept.push(name);
           continue;
         }

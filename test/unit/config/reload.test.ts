@@ -279,3 +279,26 @@ test('WebSocket limits change in place: clients already connected stay, the new 
     assert.equal(await daemon.stop(), 0);
   }
 });
+
+test('1-Wire: a rebuilt board bus rebuilds the 1-Wire bus whose owpower it holds; sensor aliases come back with the sensors', async () => {
+  const oneWire = ['  OW:', '    type: OWFS', '    owpower: 1', '    simulate: [28]'];
+  const { daemon, file } = await startWith(configText({ buses: [bus('A', 200, [1]), oneWire] }));
+  try {
+    const sensor = async () => {
+      const all = JSON.parse((await call(daemon.baseUrl, 'GET', '/rest/all', { token: ADMIN })).body) as Array<{ dev: string; circuit: string; alias?: string }>;
+      return all.find((device) => device.circuit.startsWith('28'));
+    };
+    let found: Awaited<ReturnType<typeof sensor>>;
+    await waitFor(async () => (found = await sensor()) !== undefined);
+    const set = await call(daemon.baseUrl, 'POST', `/json/${found!.dev}/${found!.circuit}`, { token: ADMIN, body: JSON.stringify({ alias: 'outside' }) });
+    assert.equal(set.status, 200, set.body);
+
+    writeFileSync(file, configText({ buses: [bus('A', 300, [1]), oneWire] }));
+    const report = JSON.parse((await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN })).body).result;
+    assert.deepEqual(report.buses.restarted, ['modbus:A', '1-wire:OW']);
+    await waitFor(async () => (await sensor())?.alias === 'outside');
+    assert.equal((await call(daemon.baseUrl, 'GET', `/json/${found!.dev}/outside`, { token: ADMIN })).status, 200);
+  } finally {
+    assert.equal(await daemon.stop(), 0);
+  }
+});

@@ -267,9 +267,11 @@ export function buildRuntime(
       for (const [name, unit] of units) {
         if (!builders.has(name) || keyOf(name, next, findBoard, trace) !== unit.key) changed.add(name);
       }
-      // A 1-Wire bus's do_reset pulses a board's owpower coil, found when the bus is built: with a board bus rebuilt, it is rebuilt too.
-      if ([...changed].some((name) => name.startsWith('modbus:'))) {
-        for (const bus of next.oneWireBuses) if (bus.owpower !== undefined && units.has(`1-wire:${bus.name}`)) changed.add(`1-wire:${bus.name}`);
+      // A 1-Wire bus's do_reset pulses a board's owpower coil, found when the bus is built: with that board's bus rebuilt, it is rebuilt too.
+      for (const bus of next.oneWireBuses) {
+        const board = next.buses.find((modbus) => modbus.devices.some((device) => device.name === bus.owpower));
+        const boardBus = board && `modbus:${board.name}`;
+        if (boardBus !== undefined && (changed.has(boardBus) || !units.has(boardBus)) && units.has(`1-wire:${bus.name}`)) changed.add(`1-wire:${bus.name}`);
       }
       // Stop first: a changed bus must let go of its serial line before its successor opens it.
       for (const [name, unit] of units) {

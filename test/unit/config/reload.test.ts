@@ -282,7 +282,7 @@ test('WebSocket limits change in place: clients already connected stay, the new 
 
 test('1-Wire: a rebuilt board bus rebuilds the 1-Wire bus whose owpower it holds; sensor aliases come back with the sensors', async () => {
   const oneWire = ['  OW:', '    type: OWFS', '    owpower: 1', '    simulate: [28]'];
-  const { daemon, file } = await startWith(configText({ buses: [bus('A', 200, [1]), oneWire] }));
+  const { daemon, file } = await startWith(configText({ buses: [bus('A', 200, [1]), bus('B', 200, [2]), oneWire] }));
   try {
     const sensor = async () => {
       const all = JSON.parse((await call(daemon.baseUrl, 'GET', '/rest/all', { token: ADMIN })).body) as Array<{ dev: string; circuit: string; alias?: string }>;
@@ -293,7 +293,13 @@ test('1-Wire: a rebuilt board bus rebuilds the 1-Wire bus whose owpower it holds
     const set = await call(daemon.baseUrl, 'POST', `/json/${found!.dev}/${found!.circuit}`, { token: ADMIN, body: JSON.stringify({ alias: 'outside' }) });
     assert.equal(set.status, 200, set.body);
 
-    writeFileSync(file, configText({ buses: [bus('A', 300, [1]), oneWire] }));
+    // Another board bus: the 1-Wire bus stays.
+    writeFileSync(file, configText({ buses: [bus('A', 200, [1]), bus('B', 300, [2]), oneWire] }));
+    const other = JSON.parse((await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN })).body).result;
+    assert.deepEqual(other.buses.restarted, ['modbus:B']);
+    assert.ok(other.buses.kept.includes('1-wire:OW'));
+    // The owpower board's bus (device 1 on A): rebuilt with it.
+    writeFileSync(file, configText({ buses: [bus('A', 300, [1]), bus('B', 300, [2]), oneWire] }));
     const report = JSON.parse((await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN })).body).result;
     assert.deepEqual(report.buses.restarted, ['modbus:A', '1-wire:OW']);
     await waitFor(async () => (await sensor())?.alias === 'outside');

@@ -10,3 +10,9 @@ export const EXIT_TEMPORARY = 75;
 
 /** sysexits.h EX_CONFIG: the configuration cannot work as written. */
 export const EXIT_CONFIG = 78;
+
+/**
+ * sysexits.h EX_SOFTWARE: an exception nothing caught, i.e. a bug. The state
+ * is unknown, so iogate exits and the unit restarts it (unexpected-error.ts).
+ */
+export const EXIT_SOFTWARE = 70;

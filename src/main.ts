@@ -4,6 +4,7 @@ import { ConfigError } from './config/errors.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
 import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './exit-codes.js';
+import { exitOnUnexpectedErrors } from './unexpected-error.js';
 import { createLogger, type LogLevel } from './log.js';
 import { openLogFile, type LogFile } from './log-file.js';
 import { loadMallocTrim } from './memory/malloc-trim.js';
@@ -38,7 +39,8 @@ Signals: SIGHUP (systemctl reload iogate) re-reads the configuration and applies
 an invalid file changes nothing (the reason is logged). SIGTERM/SIGINT stop.
 
 Exit status: 0 stopped by SIGTERM/SIGINT, 2 bad command line, 78 configuration
-error (not worth restarting), 75 the HTTP port is in use (try again later).
+error (not worth restarting), 75 the HTTP port is in use (try again later),
+70 internal error (logged with its stack; restart).
 
 Environment:
   IOGATE_STATS_MS=N   every N ms write a 'stats {...}' JSON line of counters
@@ -125,6 +127,7 @@ function main(): void {
     logFile?.write(stampLines(text));
   };
   const log = createLogger(() => level, output);
+  exitOnUnexpectedErrors(output);
   log.info(`iogate ${VERSION_TEXT} (node ${process.version}) starting with ${config.file ?? 'the built-in configuration'}`);
   for (const warning of warnings) log.warn(warning);
 

@@ -146,7 +146,7 @@ export function buildRuntime(
       const period = deviceConfig.scanFrequency > 0 ? 1000 / deviceConfig.scanFrequency : 0;
       const slave = new SlaveUnit(deviceConfig.name, deviceConfig.slaveId, model, bus, period, onChange, logAt);
       for (const device of buildDevices(slave, { globalId, log: (message) => log.warn(message) })) add(device);
-      const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig));
+      const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig), { model: model.name, product: productOf(busConfig, deviceConfig, model.name) });
       slaveDevices.set(slave, slaveDevice);
       add(slaveDevice);
       if (deviceConfig.deviceInfo) add(new DeviceInfo(deviceConfig.name, deviceConfig.deviceInfo));
@@ -320,6 +320,17 @@ function removeFrom<T>(list: T[], gone: readonly T[]): void {
     const index = list.indexOf(item);
     if (index >= 0) list.splice(index, 1);
   }
+}
+
+/**
+ * The Unipi product a board belongs to: the product named as its `model:`,
+ * else the bus's device_info model (autogen writes `M503` there for a
+ * controller's own boards), else a device's own device_info model when it
+ * names more than the board; null when unknown.
+ */
+function productOf(bus: BusConfig, device: BusConfig['devices'][number], boardModel: string): string | null {
+  const named = (model: string | undefined) => (model && model !== 'unknown' && model !== boardModel ? model : undefined);
+  return device.product ?? named(bus.deviceInfo?.model) ?? named(device.deviceInfo?.model) ?? null;
 }
 
 function slaveLink(bus: BusConfig): SlaveLink {

@@ -85,6 +85,7 @@ export function createService(options: ServiceOptions): Service {
     metrics: runtime,
     ...apiGuards(config.apis),
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
+    log,
     trends,
     reloadConfig: () =>
       reload().catch((error: unknown) => {
@@ -111,6 +112,7 @@ export function createService(options: ServiceOptions): Service {
   let listener: Listener | undefined;
   const listening = { address: config.apis.address, port: config.apis.port };
 
+  let acceptWarnedAt = -Infinity;
   const listen = (address: string, port: number): Promise<Listener> =>
     new Promise((resolve, reject) => {
       const next = createListener((socket) => {
@@ -121,7 +123,16 @@ export function createService(options: ServiceOptions): Service {
       next.once('error', reject);
       next.listen(port, address, () => {
         next.off('error', reject);
-        next.on('error', (error) => log.error(`HTTP listener ${address}:${port}: ${error.message}`));
+        // Once listening, only accept() fails here (out of descriptors, say):
+        // that connection is lost, the listener stays open and serves on.
+        next.on('error', (error) => {
+          const now = performance.now();
+          const message = `HTTP server: a connection could not be accepted: ${error.message}`;
+          if (now - acceptWarnedAt >= 60_000) {
+            acceptWarnedAt = now;
+            log.warn(`${message} (further ones within a minute are logged at DEBUG)`);
+          } else log.debug(message);
+        });
         resolve(next);
       });
     });

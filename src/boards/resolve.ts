@@ -48,7 +48,7 @@ export function expandProducts(buses: BusConfig[], user: ReadonlyMap<string, Boa
         if (slaveId > 247) problems.push({ at: device.modelOrigin, text: `${where}; slave-id ${slaveId} is above 247` });
         names.set(name, bus.name);
         ids.add(slaveId);
-        const section: DeviceConfig = { ...device, name, model: board, slaveId, partOf: `${product.name}, board ${index + 1} of ${product.boards.length}` };
+        const section: DeviceConfig = { ...device, name, model: board, slaveId, product: product.name, partOf: `${product.name}, board ${index + 1} of ${product.boards.length}` };
         delete section.deviceInfo;
         // One device_info for the product, on its first board, as Unipi's autogen writes it.
         if (index === 0 && device.deviceInfo !== undefined) {

@@ -53,6 +53,7 @@ function builtInConfig(findings: Findings): Config {
     ...readSections(root, process.cwd(), findings),
     hwDefinitionDirs: [],
     aliasFile: resolve(BUILT_IN_ALIAS_FILE),
+    stateDir: dirname(resolve(BUILT_IN_ALIAS_FILE)),
   };
 }
 
@@ -81,11 +82,16 @@ function fileConfig(file: string, autogenOption: string | undefined, findings: F
 
   const root = rootSection(tree, findings);
   root.markKnown('autogen', 'autogen_file');
+  const aliasFile = resolve(configDir, root.string('alias_file', EVOK_ALIAS_FILE));
   const config: Config = {
     file,
     ...readSections(root, configDir, findings),
     hwDefinitionDirs: readHwDirs(root, configDir, findings),
-    aliasFile: resolve(configDir, root.string('alias_file', EVOK_ALIAS_FILE)),
+    aliasFile,
+    // Beside the alias file unless said otherwise: one folder holds all that
+    // must survive a restart, and a config that moves its aliases (as every
+    // test does) moves the rest with them.
+    stateDir: resolve(configDir, root.string('state_dir', dirname(aliasFile))),
   };
   root.warnUnknownKeys();
   return config;

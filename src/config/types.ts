@@ -30,6 +30,8 @@ export interface DeviceConfig {
   deviceInfo?: DeviceInfoConfig;
   /** Set when the device is one board of a product named as `model:` (`L203, board 2 of 3`), for the summary. */
   partOf?: string;
+  /** That product (`L203`), for the `modbus_slave` device. */
+  product?: string;
 }
 
 interface BusCommon {
@@ -168,4 +170,6 @@ export interface Config {
   hwDefinitionDirs: string[];
   /** Where aliases are stored (EVOK: /var/lib/evok/alias.yaml). */
   aliasFile: string;
+  /** Where other state that survives a restart is kept (src/state/); default: the alias file's folder. */
+  stateDir: string;
 }

@@ -108,6 +108,9 @@ function listen(server: Server, { host, port }: { host: string; port: number }):
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
+      server.off('error', reject);
+      // Once listening, only accept() fails here: that one connection is lost, the simulator serves on.
+      server.on('error', (error) => process.stderr.write(`iogate-sim: ${host}:${port}: ${error.message}\n`));
       const address = server.address();
       resolve(typeof address === 'object' && address ? address.port : port);
     });

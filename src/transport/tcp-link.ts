@@ -27,18 +27,18 @@ export class TcpLink implements Link {
         reject(error);
       };
       socket.setTimeout(this.connectTimeoutMs, () => fail(new Error(`connect to ${this.host}:${this.port} timed out`)));
-      socket.once('error', fail);
+      socket.on('error', fail);
       socket.connect(this.port, this.host, () => {
         socket.setTimeout(0);
         socket.setNoDelay(true);
         socket.off('error', fail);
-        socket.on('error', () => {
-          // 'close' follows and reports it.
-        });
+        // For the socket's whole life: a reset or a broken pipe from the slave or gateway; 'close' follows and reports it.
+        let lastError: Error | undefined;
+        socket.on('error', (error) => (lastError = error));
         socket.on('data', (chunk) => handlers.data(chunk));
         socket.once('close', () => {
           if (this.socket === socket) this.socket = undefined;
-          handlers.closed(`connection to ${this.host}:${this.port} closed`);
+          handlers.closed(`connection to ${this.host}:${this.port} closed${lastError ? ` (${lastError.message})` : ''}`);
         });
         this.socket = socket;
         resolve();

@@ -20,13 +20,15 @@ const skip = browserMissing();
 const AXE = fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url));
 const LIVE_MS = 1000;
 
-function busYaml(name: string, port: number, id: number, model: string): string {
+function busYaml(name: string, port: number, id: number, model: string, product?: string): string {
   return [
     `  ${name}:`,
     '    type: MODBUSTCP',
     '    hostname: 127.0.0.1',
     `    port: ${port}`,
     '    timeout: 200',
+    // As autogen writes it for a controller's own boards.
+    ...(product ? ['    device_info:', '      family: Neuron', `      model: ${product}`] : []),
     '    devices:',
     `      ${id}:`,
     `        model: '${model}'`,
@@ -42,7 +44,7 @@ interface Rig {
   stop(): Promise<void>;
 }
 
-/** Board 1 (Neuron 00) and board 2 (xS11, relays), each behind its own simulator. */
+/** Board 1 (Neuron 00, product M503) and board 2 (xS11, relays), each behind its own simulator; two simulated 1-Wire sensors. */
 async function startRig(extraApis = '', websocket = true): Promise<Rig> {
   const simA = await startSim(['--model', '00', '--slave-id', '1', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
   const simB = await startSim(['--model', 'xS11', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
@@ -55,8 +57,12 @@ async function startRig(extraApis = '', websocket = true): Promise<Rig> {
       `    enabled: ${websocket}`,
       extraApis,
       'comm_channels:',
-      busYaml('BUS_A', simA.tcpPort!, 1, '00'),
+      busYaml('BUS_A', simA.tcpPort!, 1, '00', 'M503'),
       busYaml('BUS_B', simB.tcpPort!, 2, 'xS11'),
+      '  OWBUS:',
+      '    type: OWFS',
+      '    interval: 2',
+      '    simulate: [28, 26]',
     ].join('\n'),
     'iogate-panel-',
   );
@@ -169,11 +175,93 @@ describe('panel in Chromium', { skip }, () => {
     await waitForApi(rig.daemon.apiUrl, '/rest/di/1_02', 'Disabled', 'counter_mode');
     await page.getByRole('button', { name: 'Reset counter di 1_02', exact: true }).click();
     await waitForApi(rig.daemon.apiUrl, '/rest/di/1_02', 0, 'counter');
+    // Registers sit behind the board's closed "registers (N)" disclosure.
+    await page.locator('section[data-board="1"] details.internal > summary').click();
     await page.getByRole('button', { name: 'Settings register 1_20', exact: true }).click();
     const register = page.getByRole('spinbutton', { name: 'Value register 1_20', exact: true });
     await register.fill('7');
     await register.press('Enter');
     await waitForApi(rig.daemon.apiUrl, '/rest/register/1_20', 7);
+  });
+
+  test('board headers name product, board and slave; registers and internals start collapsed, counted', async () => {
+    assert.equal(await page.locator('section[data-board="1"] > h2 > span').first().textContent(), 'M503 · board 00 · slave 1');
+    assert.equal(await page.locator('section[data-board="2"] > h2 > span').first().textContent(), 'xS11 · slave 2');
+    assert.equal(await page.locator('section[data-board="1"]').getAttribute('aria-label'), 'M503 · board 00 · slave 1');
+    for (const board of ['1', '2']) {
+      const internal = page.locator(`section[data-board="${board}"] details.internal`);
+      const cards = await internal.locator('article.dev').count();
+      assert.ok(cards > 0);
+      assert.equal(await internal.locator('> summary').textContent(), `registers (${cards})`);
+      const inside = await internal.locator('article.dev').evaluateAll((all) => [...new Set(all.map((card) => card.getAttribute('data-key')!.split('/')[0]))]);
+      assert.ok(inside.includes('modbus_slave'), inside.join());
+      assert.ok(inside.every((dev) => ['register', 'modbus_slave', 'device_info', 'owpower', 'nv_save'].includes(dev!)), inside.join());
+    }
+    // Board 2 is the one not opened by another test.
+    assert.equal(await page.locator('section[data-board="2"] details.internal').getAttribute('open'), null);
+    // A search that finds a register opens its disclosure; clearing it closes it again.
+    await page.getByRole('searchbox', { name: 'Search' }).fill('register 2_');
+    await page.waitForSelector('section[data-board="2"] details.internal[open]');
+    await page.getByRole('searchbox', { name: 'Search' }).fill('');
+    await page.waitForSelector('section[data-board="2"] details.internal:not([open])');
+  });
+
+  test('1-Wire cards: titled, with units, nothing cut; a watchdog\'s name is whole', async () => {
+    const thermometer = page.locator('section[data-board="1-wire"] [data-key^="temp/"]').first();
+    assert.match(String(await thermometer.locator('.name').textContent()), /^Thermometer ?temp [0-9A-F]{16} · DS18B20$/);
+    assert.match(String(await thermometer.locator('.val').textContent()), /^-?\d+(\.\d+)? °C$/);
+    const humidity = page.locator('section[data-board="1-wire"] [data-key^="1wdevice/"]').first();
+    assert.match(String(await humidity.locator('.name').textContent()), /^Humidity sensor ?1wdevice [0-9A-F]{16} · DS2438$/);
+    const readings = await humidity.locator('.reading').evaluateAll((rows) => rows.map((row) => `${row.querySelector('.rlabel')!.textContent} ${row.querySelector('.rval')!.textContent}`));
+    assert.equal(readings.length, 4);
+    for (const [reading, unit] of readings.map((text, i) => [text, ['°C', '%RH', 'V', 'V'][i]] as const)) assert.ok(reading.endsWith(` ${unit}`), reading);
+    // No text is cut or runs out of its card, at phone width either.
+    const phone = await chromium.context({ viewport: { width: 360, height: 800 } });
+    const { page: small } = await openPanel(phone, rig.daemon.baseUrl);
+    for (const shown of [page, small]) {
+      const overflowing = await shown.locator('article.dev:not([hidden]) :is(.name, .val, .rlabel, .rval, .sub)').evaluateAll((elements) =>
+        elements.filter((element) => element.getBoundingClientRect().width > 0 && (element.scrollWidth > element.clientWidth + 1 || element.getBoundingClientRect().right > element.closest('article')!.getBoundingClientRect().right + 1)).map((element) => `${element.closest('article')!.getAttribute('data-key')}: ${element.textContent}`),
+      );
+      assert.deepEqual(overflowing, []);
+      const watchdog = shown.locator('[data-key="wd/1_01"]');
+      assert.equal(await watchdog.locator('.name').textContent(), '1_01wd');
+      assert.equal(await watchdog.locator('.sub').textContent(), 'timeout 5000 ms');
+    }
+    await phone.close();
+  });
+
+  test('trends: every AI, AO and 1-Wire value has a chart, full from the daemon\'s last hour on open; a click opens a big one', async () => {
+    // Wait for the daemon's second sample (one per 10 s), then open a fresh page.
+    let samples = 0;
+    const started = Date.now();
+    while (samples < 2) {
+      assert.ok(Date.now() - started < 30_000, 'two trend samples within 30 s');
+      const trends = (await httpCall(rig.daemon.apiUrl, '/trends')).json as { series: Array<{ dev: string; circuit: string; values: unknown[] }> };
+      samples = trends.series.find((one) => one.dev === 'ai' && one.circuit === '1_01')?.values.length ?? 0;
+      if (samples < 2) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const fresh = await chromium.context({ viewport: { width: 1280, height: 900 } });
+    const { page: opened, errors: openedErrors } = await openPanel(fresh, rig.daemon.baseUrl);
+    for (const key of ['ai/1_01', 'ao/1_01']) {
+      const points = opened.locator(`[data-key="${key}"] .spark polyline`);
+      await points.first().waitFor({ state: 'attached' });
+      const count = await points.evaluateAll((lines) => lines.reduce((sum, line) => sum + line.getAttribute('points')!.trim().split(' ').length, 0));
+      assert.ok(count >= samples, `${key}: ${count} points drawn for ${samples} samples kept by the daemon`);
+    }
+    const sparks = await opened.locator('.spark').evaluateAll((buttons) => buttons.map((button) => button.getAttribute('aria-label')));
+    for (const name of ['Trend of value ai 1_01, last hour', 'Trend of value ao 1_01, last hour', 'Trend of Humidity 1wdevice']) {
+      assert.ok(sparks.some((label) => label!.startsWith(name)), `${name} in ${sparks.join(' | ')}`);
+    }
+    assert.ok(sparks.some((label) => /^Trend of value temp [0-9A-F]{16}, last hour$/.test(label!)), sparks.join(' | '));
+    await opened.getByRole('button', { name: 'Trend of value ai 1_01, last hour', exact: true }).click();
+    const chart = opened.getByRole('img', { name: 'Value · ai 1_01, last hour', exact: true });
+    await chart.waitFor();
+    assert.ok((await chart.locator('polyline').count()) > 0);
+    assert.match(String(await opened.locator('#trend-range').textContent()), /^Last hour: -?[\d.]+ to -?[\d.]+ V$/);
+    await opened.keyboard.press('Escape');
+    await opened.waitForSelector('#trend-dialog:not([open])', { state: 'attached' });
+    assert.deepEqual(openedErrors, []);
+    await fresh.close();
   });
 
   test('a rejected write shows the error message and the control keeps the true state', async () => {
@@ -376,7 +464,8 @@ describe('panel while a write is on the wire', { skip }, () => {
       await slave.writeArrived;
       await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-busy="true"]');
       assert.equal(await page.locator('[data-key="do/1_01"] .pending').textContent(), 'pending');
-      assert.equal(await apiValue(daemon.apiUrl, '/rest/do/1_01'), 0, 'not confirmed yet');
+      // Straight to the daemon: the held write's deadline leaves no room for a proxy's first-request warm-up.
+      assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0, 'not confirmed yet');
       slave.release();
       // This stand-in slave keeps coils apart from the registers iogate polls, so
       // the next scan reads the output back as 0: the switch must end up showing that.

@@ -1,9 +1,11 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import type { Logger } from '../../log.js';
 import { isLoopbackAddress } from '../access/loopback.js';
 import type { ConnectionBridge } from './connection-bridge.js';
 import { HEAD_GRACE_MS, ParkingLot, type ParkingStats } from './parking.js';
+import { ClientSocketErrors } from './socket-errors.js';
 
 // Admission, before any request is parsed or any credential looked at. Node's
 // own `maxConnections` refuses the newest connection once the cap is reached,
@@ -64,6 +66,8 @@ export interface AdmissionStats {
   refused: number;
   /** The parking lot's counts. */
   parking: ParkingStats;
+  /** Errors of client sockets (resets, broken pipes), admitted, parked, refused or upgraded alike. */
+  socketErrors: ClientSocketErrors;
 }
 
 /** How the upgrade handler tells admission that a connection became a WebSocket. */
@@ -149,7 +153,7 @@ class Scope {
   }
 }
 
-export function admitConnections(server: Server, limits: AdmissionLimits): AdmissionStats {
+export function admitConnections(server: Server, limits: AdmissionLimits, log?: Logger): AdmissionStats {
   const poolCap = Math.max(1, Math.floor((limits.maxConnections * 3) / 4));
   const addressCap = Math.min(limits.maxConnectionsPerAddress, poolCap);
   const entries = new Map<Socket, Entry>();
@@ -162,7 +166,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
     upgradeMarks.set(bridge, () => lot.takeOver(bridge));
     for (const listener of httpListeners) listener.call(server, bridge);
   });
-  const stats: AdmissionStats = { open: 0, evicted: 0, refused: 0, parking: lot.stats };
+  const stats: AdmissionStats = { open: 0, evicted: 0, refused: 0, parking: lot.stats, socketErrors: new ClientSocketErrors(log) };
 
   /** Moves a connection to `stage`; re-entering a stage makes it the youngest there. */
   const setStage = (socket: Socket, stage: Stage, answered = false): void => {
@@ -260,6 +264,8 @@ export function admitConnections(server: Server, limits: AdmissionLimits): Admis
   // Decided before HTTP sets a connection up: HTTP's own listeners run only for admitted ones.
   server.removeAllListeners('connection');
   server.on('connection', (socket: Socket) => {
+    // First, for the socket's whole life: HTTP's own error listener goes when it hands the socket to an upgrade.
+    stats.socketErrors.watch(socket);
     if (admit(socket)) for (const listener of httpListeners) listener.call(server, socket);
   });
 

@@ -14,6 +14,8 @@ import { Duplex } from 'node:stream';
 // then is an error reply to a request cut short (a partial head), and the
 // socket is closed rather than left with half a conversation.
 
+const ignoreError = (): void => undefined;
+
 export class ConnectionBridge extends Duplex {
   /** Requests whose head HTTP has parsed and whose reply has not finished. */
   inFlight = 0;
@@ -27,6 +29,11 @@ export class ConnectionBridge extends Duplex {
     private readonly onClosed: (bridge: ConnectionBridge, socketKept: boolean) => void,
   ) {
     super({ decodeStrings: false });
+    // HTTP listens while it holds the bridge; this keeps a late error (a
+    // write after the socket closed) heard after an upgrade took the socket
+    // away. Errors are counted on the socket, where admission watches it:
+    // its own, and HTTP's (a request it cannot parse) passed on by _destroy.
+    this.on('error', ignoreError);
   }
 
   // What HTTP and the route handlers ask of a connection.
@@ -100,7 +107,7 @@ export class ConnectionBridge extends Duplex {
   }
 
   override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    if (!this.detaching) this.socket.destroy();
+    if (!this.detaching) this.socket.destroy(error ?? undefined);
     this.onClosed(this, this.detaching && !this.socket.destroyed);
     callback(error);
   }

@@ -133,6 +133,12 @@ function httpFamilies(http: AdmissionStats): Family[] {
         [{ reason: 'evicted' }, parking.evicted],
       ],
     },
+    {
+      name: 'iogate_http_socket_errors_total',
+      type: 'counter',
+      help: 'Client connections that ended in an error, by code: a reset, a broken pipe, a request timeout, HPE = a request HTTP could not parse; each is logged at DEBUG and closes that connection only.',
+      samples: Object.entries(http.socketErrors.counts).map(([code, count]): Sample => [{ code }, count]),
+    },
   ];
 }
 

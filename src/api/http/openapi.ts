@@ -62,10 +62,12 @@ const DEVICES: Record<string, Schema> = {
       state: { enum: ['online', 'degraded', 'offline'] },
       success_ratio: number,
       stale_s: nullable('number'),
+      model: { type: 'string', description: 'The board model (hw definition) of the slave' },
+      product: { ...nullable('string'), description: 'The Unipi product the board belongs to, when configured (device_info)' },
       stats: { type: 'object' },
     },
     {},
-    "EVOK's fields, then iogate's own: online, state, success_ratio, stale_s, stats.",
+    "EVOK's fields, then iogate's own: online, state, success_ratio, stale_s, model, product, stats.",
   ),
   Thermometer: device('temp', { address: string, value: nullable('number'), lost: boolean, time: nullable('number'), interval: number, type: string }),
   MultiSensor: device('1wdevice', {

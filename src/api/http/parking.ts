@@ -22,6 +22,10 @@ import { ConnectionBridge } from './connection-bridge.js';
 // waits, unread, for one). A head that has not completed within HEAD_GRACE_MS
 // is junk and its socket is closed; an idle parked socket is closed after
 // PARKED_IDLE_MS, plus up to as much again (so reconnects do not come in waves).
+//
+// A parked socket's errors are heard by the listener admission gave it at
+// accept (socket-errors.ts), which stays when the socket leaves the lot as a
+// WebSocket.
 
 /** A client sends its request head within milliseconds; a parked one trickling it is closed. */
 export const HEAD_GRACE_MS = 500;
@@ -56,8 +60,6 @@ interface Parked {
   /** Left the lot as a WebSocket. */
   upgraded: boolean;
 }
-
-const ignore = (): void => undefined;
 
 export interface ParkingStats {
   /** Sockets in the lot now, and parked so far. */
@@ -128,7 +130,6 @@ export class ParkingLot {
     lot.set(socket, entry);
     socket.on('data', this.onData);
     socket.on('end', this.onEnd);
-    socket.on('error', ignore);
     socket.on('close', this.onClose);
     this.stats.parked++;
     this.stats.parkedTotal++;

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { RequestError } from '../../errors.js';
+import type { Logger } from '../../log.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
 import { admitConnections, type AdmissionStats } from './admission.js';
 import { handleBulk } from './bulk.js';
@@ -32,6 +33,8 @@ export interface HttpContext extends DeviceRouteContext, ApiGuards {
    * invalid file (then nothing changed).
    */
   reloadConfig?: () => Promise<unknown>;
+  /** Where client socket errors are logged (at DEBUG); they are counted either way. */
+  log?: Logger;
   /** The last hour of analog and 1-Wire values behind `GET /trends`; without it the route is absent. */
   trends?: TrendStore;
 }
@@ -58,7 +61,7 @@ export function createHttpServer(ctx: HttpContext): Server {
   // Not server.maxConnections: that turns the newest client away, however
   // well it behaves; admission lets the connections worth least go instead.
   // Requests (and so the handler above, which reads this) come only once the server listens.
-  const admission = admitConnections(server, limits);
+  const admission = admitConnections(server, limits, ctx.log);
   // An idle keep-alive connection holds one of maxConnections; free it soon.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;

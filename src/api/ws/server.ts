@@ -67,6 +67,9 @@ export function attachWebSocket(
     });
   };
 
+  // node:http has taken its error listener off `upgraded`; the socket keeps
+  // the one admission gave it at accept (http/socket-errors.ts), so a client
+  // that resets while a refusal below is written costs it nothing but a count.
   const onUpgrade = (req: IncomingMessage, upgraded: Duplex, head: Buffer): void => {
     const socket = markUpgraded(upgraded);
     if (!isWebSocketPath(req.url ?? '/')) {

@@ -16,6 +16,12 @@ export interface SlaveLink {
   spec: string;
 }
 
+/** What the slave is: its board model (`00`, `xS30`) and the Unipi product it belongs to (`M503`), if configured. */
+export interface SlaveIdentity {
+  model: string;
+  product: string | null;
+}
+
 export class ModbusSlave extends Device {
   readonly type = 'modbus_slave' as const;
   override readonly aliasable = false;
@@ -31,6 +37,7 @@ export class ModbusSlave extends Device {
   constructor(
     private readonly slave: SlaveUnit,
     private readonly link: SlaveLink,
+    private readonly identity: SlaveIdentity = { model: slave.model.name, product: null },
   ) {
     super(slave.name);
   }
@@ -52,6 +59,9 @@ export class ModbusSlave extends Device {
       success_ratio: round3(this.slave.successRatio),
       // Age of the oldest value its every scan reads, s (null until each was read once).
       stale_s: staleSeconds(this.slave),
+      // iogate's: which board and product this is, for panels (EVOK's device_info names the product only).
+      model: this.identity.model,
+      product: this.identity.product,
       stats: {
         requests: stats.requests,
         timeouts: stats.timeouts,

@@ -1,0 +1,288 @@
+import { randomInt } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { ChildProcess } from 'node:child_process';
+import { READ_TOKEN, sleep, type Counters, type Peer, type Target } from './common.js';
+import { writeConfig } from './config.js';
+import { BUNDLE, startDaemon, type WatchedDaemon } from './daemon.js';
+import { httpAttack } from './http-attack.js';
+import { hostileModbusPeer } from './modbus-peer.js';
+import { mosquittoInstalled, startMosquitto, type Broker } from './mosquitto.js';
+import { mqttAttack, publishHugeCommand } from './mqtt-attack.js';
+import { hostileOwserver } from './owserver-peer.js';
+import { Random } from './random.js';
+import { Supervisor } from './supervisor.js';
+import { wsAttack } from './ws-attack.js';
+
+// `npm run fuzz -- --seconds N [--seed S]`: the built daemon under raw HTTP,
+// WebSocket and MQTT attacks, polling a hostile Modbus TCP slave and a hostile
+// owserver, while a supervising client polls it as a SCADA would. See
+// docs/testing.md "Fuzzing" for what fails a run and how to replay one.
+//
+// Phases: quiet (the supervising client alone; RSS measured), attack (all at
+// once, for --seconds), settle (attackers stopped; RSS measured again), and
+// the huge MQTT command (its own memory check, last, so what it leaves does
+// not blur the others). Every process started here is stopped by its PID,
+// also when the run fails or is interrupted.
+
+const USAGE = `npm run fuzz -- [--seconds N] [--seed S] [--daemon dist/iogate.js] [--mqtt-huge-mb M] [--no-mqtt]
+  --seconds N       length of the attack phase (default 60)
+  --seed S          replay a run: the seed a run printed (default: a new one)
+  --daemon FILE     the bundle to fuzz (default dist/iogate.js; build with npm run build)
+  --mqtt-huge-mb M  size of the one huge MQTT command at the end (default 50; 0: skip that check)
+  --no-mqtt         without Mosquitto (no MQTT attack, no huge command)
+`;
+
+const QUIET_MS = 4000;
+const SETTLE_MS = 6000;
+/** Answered share the supervising client needs during the attack. */
+const SUPERVISOR_MIN = 0.99;
+/** RSS bounds against the quiet RSS: peak during the attack, and after it settled. */
+const PEAK_RSS_FACTOR = 4;
+const SETTLED_RSS_FACTOR = 1.5;
+/** RSS bound of the huge MQTT command against the RSS just before it (issue 27: within 1.5x quiet). */
+const MQTT_HUGE_RSS_FACTOR = 1.5;
+/** Large MQTT payloads in the attack mix, bytes per second of attack. */
+const MQTT_LARGE_BYTES_PER_S = 512 * 1024;
+
+interface Check {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+function parse(): { seconds: number; seed: number; daemon: string; hugeMb: number; mqtt: boolean } {
+  const { values } = parseArgs({
+    options: {
+      seconds: { type: 'string', default: '60' },
+      seed: { type: 'string' },
+      daemon: { type: 'string', default: BUNDLE },
+      'mqtt-huge-mb': { type: 'string', default: '50' },
+      'no-mqtt': { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const seconds = Number(values.seconds);
+  const seed = values.seed === undefined ? randomInt(0, 2 ** 32 - 1) : Number(values.seed);
+  const hugeMb = Number(values['mqtt-huge-mb']);
+  if (!(seconds > 0) || !Number.isInteger(seed) || seed < 0 || !(hugeMb >= 0)) {
+    process.stderr.write(USAGE);
+    process.exit(2);
+  }
+  return { seconds, seed, daemon: values.daemon!, hugeMb, mqtt: !values['no-mqtt'] };
+}
+
+function say(message: string): void {
+  process.stderr.write(`fuzz: ${message}\n`);
+}
+
+function percentile(values: number[], p: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
+/** RSS samples every `everyMs` until `ms` passed or `stop()` says so; the samples, in MB. */
+async function sampleRss(daemon: WatchedDaemon, ms: number, everyMs: number, stop: () => boolean = () => false): Promise<number[]> {
+  const samples: number[] = [];
+  const until = Date.now() + ms;
+  while (Date.now() < until && !stop()) {
+    const rss = daemon.rssMb();
+    if (rss !== undefined) samples.push(rss);
+    await sleep(everyMs);
+  }
+  return samples;
+}
+
+async function metricsText(port: number): Promise<string> {
+  const response = await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { Authorization: `Bearer ${READ_TOKEN}` }, signal: AbortSignal.timeout(5000) });
+  return response.text();
+}
+
+async function main(): Promise<number> {
+  const options = parse();
+  const { seconds, seed } = options;
+  say(`seed ${seed}; replay with: npm run fuzz -- --seconds ${seconds} --seed ${seed}`);
+  const root = new Random(seed);
+  const counts: Counters = {};
+  const checks: Check[] = [];
+  const children: ChildProcess[] = [];
+  const peers: Peer[] = [];
+  let failure: string | undefined;
+  let attackStartedAt = 0;
+  const fail = (reason: string) => {
+    if (failure) return;
+    const at = attackStartedAt ? ` ${((performance.now() - attackStartedAt) / 1000).toFixed(1)} s into the attack` : ' before the attack';
+    failure = `${reason}${at}`;
+    say(`FAILURE: ${failure}`);
+  };
+
+  const tempDirs: string[] = [];
+  // Whatever happens, every process started here is stopped, by its PID, and its files removed.
+  const killAll = () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
+    for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  };
+  process.on('exit', killAll);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(signal, () => {
+      say(`${signal}: stopping`);
+      killAll();
+      process.exit(130);
+    });
+  }
+
+  let broker: Broker | undefined;
+  let daemon: WatchedDaemon | undefined;
+  let supervisor: Supervisor | undefined;
+  try {
+    if (options.mqtt && !mosquittoInstalled()) {
+      throw new Error('mosquitto is not installed (apt-get install mosquitto, or .ci/interop-deps.sh); --no-mqtt runs without it');
+    }
+    const modbus = hostileModbusPeer(root.fork('modbus-peer'), counts);
+    const owserver = hostileOwserver(root.fork('owserver-peer'), counts);
+    peers.push(modbus, owserver);
+    const modbusPort = await modbus.listen();
+    const owserverPort = await owserver.listen();
+    if (options.mqtt) {
+      broker = await startMosquitto();
+      children.push(broker.child);
+      tempDirs.push(broker.dir);
+      broker.child.once('exit', (code, signal) => fail(`mosquitto exited with ${code ?? signal}`));
+      say(`mosquitto pid ${broker.child.pid} on port ${broker.port}`);
+    }
+    const { dir, file } = writeConfig({ modbus: modbusPort, owserver: owserverPort, mqtt: broker?.port });
+    tempDirs.push(dir);
+    say(`daemon config ${file}`);
+    daemon = await startDaemon(options.daemon, file, dir, fail);
+    children.push(daemon.child);
+
+    // Quiet: the supervising client alone.
+    supervisor = new Supervisor(daemon.port);
+    const quietRss = median(await sampleRss(daemon, QUIET_MS, 250, () => failure !== undefined));
+    say(`quiet RSS ${quietRss.toFixed(1)} MB`);
+    supervisor.reset();
+
+    // Attack.
+    let stopped = false;
+    const target: Target = { port: daemon.port, stopped: () => stopped || failure !== undefined, counts };
+    attackStartedAt = performance.now();
+    const attacks = [
+      httpAttack(target, root.fork('http'), 12),
+      wsAttack(target, root.fork('ws'), 8),
+      ...(broker ? [mqttAttack(target, root.fork('mqtt'), broker.port, 2, seconds * MQTT_LARGE_BYTES_PER_S)] : []),
+    ].map((attack) => attack.catch((error: Error) => fail(`an attacker stopped: ${error.message}`)));
+    const deadline = performance.now() + seconds * 1000;
+    let peakRss = quietRss;
+    let lastReport = performance.now();
+    while (performance.now() < deadline && !failure) {
+      peakRss = Math.max(peakRss, daemon.rssMb() ?? 0);
+      if (performance.now() - lastReport >= 30_000) {
+        lastReport = performance.now();
+        const r = supervisor.result;
+        say(`${Math.round((performance.now() - attackStartedAt) / 1000)} s: supervisor ${r.answered}/${r.sent}, RSS ${daemon.rssMb()?.toFixed(1)} MB (peak ${peakRss.toFixed(1)}), ${summary(counts)}`);
+      }
+      await sleep(250);
+    }
+    stopped = true;
+    await Promise.race([Promise.all(attacks), sleep(15_000)]);
+    const attackSeconds = (performance.now() - attackStartedAt) / 1000;
+    const attacked = { ...supervisor.result, latencies: [...supervisor.result.latencies], failures: { ...supervisor.result.failures } };
+
+    if (!failure) {
+      // Settle: attackers gone; the supervising client still polls.
+      const settledRss = median((await sampleRss(daemon, SETTLE_MS, 250)).slice(-8));
+      const share = attacked.sent === 0 ? 0 : attacked.answered / attacked.sent;
+      checks.push({
+        name: 'supervising client',
+        ok: share >= SUPERVISOR_MIN,
+        detail: `${attacked.answered} of ${attacked.sent} answered (${(share * 100).toFixed(2)} %, need ${SUPERVISOR_MIN * 100} %), p50 ${percentile(attacked.latencies, 50).toFixed(1)} ms, p99 ${percentile(attacked.latencies, 99).toFixed(1)} ms${Object.keys(attacked.failures).length ? `, not answered: ${JSON.stringify(attacked.failures)}` : ''}`,
+      });
+      checks.push({
+        name: 'RSS peak under attack',
+        ok: peakRss <= quietRss * PEAK_RSS_FACTOR,
+        detail: `${peakRss.toFixed(1)} MB, bound ${(quietRss * PEAK_RSS_FACTOR).toFixed(1)} MB (${PEAK_RSS_FACTOR}x quiet ${quietRss.toFixed(1)} MB)`,
+      });
+      checks.push({
+        name: 'RSS after the attack settled',
+        ok: settledRss <= quietRss * SETTLED_RSS_FACTOR,
+        detail: `${settledRss.toFixed(1)} MB, bound ${(quietRss * SETTLED_RSS_FACTOR).toFixed(1)} MB (${SETTLED_RSS_FACTOR}x quiet)`,
+      });
+    }
+
+    if (!failure && broker && options.hugeMb > 0) {
+      // The huge command, alone: RSS against what it was just before.
+      const before = median(await sampleRss(daemon, 2000, 250));
+      let peak = before;
+      const watched = daemon;
+      const sampler = setInterval(() => (peak = Math.max(peak, watched.rssMb() ?? 0)), 100);
+      const { acked } = await publishHugeCommand(broker.port, options.hugeMb * 1024 * 1024);
+      const after = median(await sampleRss(daemon, 5000, 250));
+      clearInterval(sampler);
+      checks.push({
+        name: `MQTT: one ${options.hugeMb} MB command (separate check)`,
+        ok: peak <= before * MQTT_HUGE_RSS_FACTOR && after <= before * MQTT_HUGE_RSS_FACTOR,
+        detail: `RSS before ${before.toFixed(1)} MB, peak ${peak.toFixed(1)} MB, 5 s after ${after.toFixed(1)} MB; bound ${(before * MQTT_HUGE_RSS_FACTOR).toFixed(1)} MB (${MQTT_HUGE_RSS_FACTOR}x before); ${acked ? 'answered on the ack topic' : 'no ack within 15 s'}`,
+      });
+    }
+
+    // What the daemon counted, then an orderly stop.
+    if (!failure) {
+      const metrics = await metricsText(daemon.port).catch((error: Error) => `unavailable: ${error.message}`);
+      const socketErrors = [...metrics.matchAll(/^iogate_http_socket_errors_total\{code="(\w+)"\} (\d+)$/gm)].filter(([, , n]) => n !== '0').map(([, code, n]) => `${code} ${n}`);
+      say(`daemon counted socket errors: ${socketErrors.join(', ') || 'none (or no such metric in this build)'}`);
+      // Directory listings from the hostile owserver add devices, up to the bus's cap: part of what RSS grows by.
+      say(`1-Wire devices the daemon holds: ${/^iogate_owbus_sensors\{bus="OW"\} (\d+)$/m.exec(metrics)?.[1] ?? 'unknown'}`);
+    }
+    supervisor.stop().catch(() => undefined);
+    supervisor = undefined;
+    const code = await daemon.stop();
+    if (!failure) checks.push({ name: 'orderly stop', ok: code === 0, detail: `SIGTERM: exit ${code}` });
+    say(`attack ran ${attackSeconds.toFixed(1)} s; ${summary(counts)}`);
+    say(`all counts: ${JSON.stringify(Object.fromEntries(Object.entries(counts).sort()))}`);
+  } catch (error) {
+    fail(`the fuzzer could not run: ${(error as Error).message}`);
+  } finally {
+    await supervisor?.stop().catch(() => undefined);
+    await daemon?.stop().catch(() => undefined);
+    if (broker && broker.child.exitCode === null) {
+      broker.child.removeAllListeners('exit');
+      const exited = new Promise((resolve) => broker!.child.once('exit', resolve));
+      process.kill(broker.child.pid!, 'SIGTERM');
+      await Promise.race([exited, sleep(5000)]);
+    }
+    killAll();
+    await Promise.all(peers.map((peer) => peer.close()));
+  }
+
+  if (failure && daemon) {
+    say(`daemon stderr (last lines):\n${daemon.output().split('\n').slice(-40).join('\n')}`);
+  }
+  for (const check of checks) say(`${check.ok ? 'PASS' : 'FAIL'} ${check.name}: ${check.detail}`);
+  const ok = !failure && checks.every((check) => check.ok);
+  say(`${ok ? 'PASSED' : 'FAILED'} (seed ${seed}${failure ? `: ${failure}` : ''})`);
+  return ok ? 0 : 1;
+}
+
+/** The counters worth a glance, in one line. */
+function summary(counts: Counters): string {
+  const keys = ['http.connections', 'http.requests', 'http.responses', 'ws.connections', 'ws.accepted', 'ws.refused', 'ws.frames', 'ws.reset_mid_frame', 'mqtt.publishes', 'mqtt.large_publishes', 'mqtt.acks', 'modbus.replies', 'owserver.replies'];
+  return keys.map((key) => `${key} ${counts[key] ?? 0}`).join(', ');
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: Error) => {
+    process.stderr.write(`fuzz: ${error.stack ?? error.message}\n`);
+    process.exit(1);
+  },
+);

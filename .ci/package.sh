@@ -6,6 +6,12 @@
 #     installed, started with the installed unit's command line under the
 #     unit's user, upgraded to a newer build, removed and purged, with the
 #     files checked at each step: once on a fresh controller, once beside EVOK.
+#     Then, with a stand-in systemctl (.ci/stand-in-systemctl.sh) that really
+#     starts and stops the units, beside a simulated EVOK service holding the
+#     port: a good config (iogate takes over), 0.0.0.0 without tokens and a
+#     config without apis.address (EVOK kept, with the message), a broken
+#     config (EVOK kept), an iogate that crashes at start (EVOK given back);
+#     upgrade, remove and purge in each state.
 #  4. Under qemu-user, the arm64 and armhf packages' bundle and serialport
 #     prebuild load in an official Node 18 for that architecture and open a
 #     serial line to the simulator.
@@ -43,6 +49,7 @@ work=$(mktemp -d /var/tmp/iogate-package.XXXXXX)
 root=$work/root
 cleanup() {
   [ -z "${daemon_pid:-}" ] || kill "$daemon_pid" 2>/dev/null || true
+  for pidfile in "$root"/run/stand-in-systemd/*.pid; do [ -e "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null; done || true
   for pid in ${helper_pids:-}; do kill "$pid" 2>/dev/null || true; done
   mountpoint -q "$root/proc" 2>/dev/null && umount "$root/proc"
   rm -rf "$work"
@@ -51,6 +58,10 @@ trap cleanup EXIT
 
 version=$(node -p "require('./package.json').version")
 next="$version+ci1"
+# What GET /version answers and --version prints: the EVOK API version with iogate's as build metadata.
+evok_api=$(sed -n "s/^export const EVOK_API_VERSION = '\(.*\)';/\1/p" src/version.ts)
+version_text="v$evok_api+iogate.$version"
+next_text="v$evok_api+iogate.$next"
 
 step "build the packages"
 npm run package --silent
@@ -163,11 +174,11 @@ check "system user iogate" sh -c "chroot '$root' getent passwd iogate >/dev/null
 check "/var/lib/iogate owned by iogate" test "$(owner /var/lib/iogate)" = iogate:iogate
 check "/var/lib/evok created for the alias file" test "$(owner /var/lib/evok)" = iogate:iogate
 check "default config installed as /etc/evok/config.yaml" cmp -s "$root/usr/share/iogate/config.yaml" "$root/etc/evok/config.yaml"
-check "iogate --version" test "$(in_root iogate --version)" = "v$version"
+check "iogate --version" test "$(in_root iogate --version)" = "$version_text"
 
 step "fresh controller: run as the unit does"
 start_installed
-check "GET /version answers v$version" test "$(curl -sf "$base_url/version")" = "v$version"
+check "GET /version answers $version_text" test "$(curl -sf "$base_url/version")" = "$version_text"
 check "the unit's command line loads the malloc_trim addon" grep -q '/usr/lib/iogate/native/linux-x64/malloc-trim.node$' "/proc/$daemon_pid/maps"
 check "GET /rest/all answers JSON" sh -c "curl -sf '$base_url/rest/all' | node -e 'JSON.parse(require(\"fs\").readFileSync(0,\"utf8\"))'"
 check "POST /rest/run/alias save=1 writes the alias file" curl -sf -X POST -d save=1 "$base_url/rest/run/alias" -o /dev/null
@@ -180,13 +191,13 @@ uid=$(in_root id -u iogate)
 
 step "fresh controller: upgrade to $next"
 in_root dpkg -i "/tmp/$(basename "$deb_next")" >/dev/null
-check "iogate --version after upgrade" test "$(in_root iogate --version)" = "v$next"
+check "iogate --version after upgrade" test "$(in_root iogate --version)" = "$next_text"
 check "edited config kept" test "$(sha256sum <"$root/etc/evok/config.yaml")" = "$config_sum"
 check "alias file kept" test "$(sha256sum <"$root/var/lib/evok/alias.yaml")" = "$alias_sum"
 check "same user" test "$(in_root id -u iogate)" = "$uid"
 check "still enabled" test -L "$root/etc/systemd/system/multi-user.target.wants/iogate.service"
 start_installed
-check "GET /version answers v$next" test "$(curl -sf "$base_url/version")" = "v$next"
+check "GET /version answers $next_text" test "$(curl -sf "$base_url/version")" = "$next_text"
 stop_installed
 
 step "fresh controller: remove"
@@ -210,7 +221,7 @@ printf '  ok: nothing left outside dpkg'"'"'s records\n'
 step "beside EVOK: install"
 in_root useradd --system --user-group --home-dir /var/lib/evok --no-create-home evok
 mkdir -p "$root/etc/evok" "$root/var/lib/evok"
-printf 'apis:\n  port: 8080\n  websocket:\n    enabled: true\nlogging:\n  level: WARNING\n' >"$root/etc/evok/config.yaml"
+printf 'apis:\n  port: 8080\n  address: 127.0.0.1\n  websocket:\n    enabled: true\nlogging:\n  level: WARNING\n' >"$root/etc/evok/config.yaml"
 printf 'version: "2.0"\naliases:\n  "ro_1_01": "pump"\n' >"$root/var/lib/evok/alias.yaml"
 in_root chown -R evok:evok /var/lib/evok
 printf '[Service]\nExecStart=/opt/evok/bin/evok\n[Install]\nWantedBy=multi-user.target\n' >"$root/lib/systemd/system/evok.service"
@@ -241,6 +252,126 @@ check "evok user kept" sh -c "chroot '$root' getent passwd evok >/dev/null"
 after=$(snapshot)
 diff <(echo "$before") <(echo "$after") || fail "purge beside EVOK changed files (above)"
 printf '  ok: the root is as it was before the install\n'
+
+step "EVOK running: stand-in systemd and a simulated EVOK"
+# From here the maintainer scripts see a running systemd: the stand-in starts
+# and stops the units for real. The simulated EVOK holds the configured port
+# on every address, as EVOK does, and answers /version with "evok".
+install -m 0755 .ci/stand-in-systemctl.sh "$root/usr/local/sbin/systemctl"
+mkdir -p "$root/run/systemd/system" "$root/opt/evok/bin"
+cat >"$root/opt/evok/bin/evok.js" <<'JS'
+const port = Number(process.argv[2]);
+require('http').createServer((req, res) => res.end(req.url === '/version' ? 'evok' : '{}')).listen(port, '0.0.0.0');
+process.on('SIGTERM', () => process.exit(0));
+JS
+# Maintainer scripts find the stand-in first on PATH. A short bound for iogate to answer keeps the crash scenario quick.
+with_systemd() { chroot "$root" env -i PATH=/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 IOGATE_ANSWER_BOUND=20 "$@"; }
+scenario_log=$work/scenario.log
+answers() { curl -sf --max-time 2 "http://127.0.0.1:$port/version" 2>/dev/null || true; }
+pid_running() { local pid; pid=$(cat "$root/run/stand-in-systemd/$1.service.pid" 2>/dev/null) && kill -0 "$pid" 2>/dev/null; }
+install_logged() { # install_logged DEB: dpkg -i through the stand-in; its output in $scenario_log
+  with_systemd dpkg -i "/tmp/$(basename "$1")" >"$scenario_log" 2>&1 || { cat "$scenario_log"; fail "dpkg -i $(basename "$1")"; }
+  sed 's/^/    | /' "$scenario_log"
+}
+said() { grep -qF -- "$1" "$scenario_log"; }
+evok_enabled_now() { test -L "$root/etc/systemd/system/multi-user.target.wants/evok.service"; }
+iogate_enabled_now() { test -L "$root/etc/systemd/system/multi-user.target.wants/iogate.service"; }
+
+# A controller running EVOK with the given apis section: EVOK's user, unit, files; EVOK started.
+evok_controller() {
+  port=$(free_port)
+  in_root id evok >/dev/null 2>&1 || in_root useradd --system --user-group --home-dir /var/lib/evok --no-create-home evok
+  mkdir -p "$root/etc/evok" "$root/var/lib/evok"
+  printf '%b' "$1" | sed "s/PORT/$port/" >"$root/etc/evok/config.yaml"
+  printf 'version: "2.0"\naliases:\n  "ro_1_01": "pump"\n' >"$root/var/lib/evok/alias.yaml"
+  in_root chown -R evok:evok /var/lib/evok
+  printf '[Service]\nExecStart=/usr/bin/node /opt/evok/bin/evok.js %s\nUser=evok\n[Install]\nWantedBy=multi-user.target\n' "$port" >"$root/lib/systemd/system/evok.service"
+  with_systemd systemctl enable --quiet evok.service
+  with_systemd systemctl start evok.service
+  for _ in $(seq 1 50); do [ "$(answers)" = evok ] && break; sleep 0.2; done
+  check "the simulated EVOK answers on port $port" test "$(answers)" = evok
+  evok_files=$(sha256sum "$root/etc/evok/config.yaml" "$root/var/lib/evok/alias.yaml" | awk '{print $1}')
+}
+evok_files_intact() { test "$(sha256sum "$root/etc/evok/config.yaml" "$root/var/lib/evok/alias.yaml" | awk '{print $1}')" = "$evok_files"; }
+evok_kept() { # the state after a refused or undone switch
+  check "$1: EVOK still answers" test "$(answers)" = evok
+  check "$1: evok.service still enabled" evok_enabled_now
+  check "$1: iogate.service not enabled" sh -c '! test -L "$0/etc/systemd/system/multi-user.target.wants/iogate.service"' "$root"
+  check "$1: iogate not running" sh -c '! pid=$(cat "$0/run/stand-in-systemd/iogate.service.pid" 2>/dev/null) || ! kill -0 "$pid" 2>/dev/null' "$root"
+  check "$1: /var/lib/evok still EVOK's" test "$(owner /var/lib/evok)" = evok:evok -a "$(owner /var/lib/evok/alias.yaml)" = evok:evok
+}
+remove_and_purge() { # remove_and_purge NAME: EVOK serves after remove and purge, its files as they were
+  with_systemd dpkg -r iogate >"$scenario_log" 2>&1 || { cat "$scenario_log"; fail "$1: dpkg -r"; }
+  for _ in $(seq 1 50); do [ "$(answers)" = evok ] && break; sleep 0.2; done
+  check "$1, removed: EVOK answers" test "$(answers)" = evok
+  check "$1, removed: evok.service enabled" evok_enabled_now
+  check "$1, removed: /var/lib/evok is EVOK's" test "$(owner /var/lib/evok)" = evok:evok -a "$(owner /var/lib/evok/alias.yaml)" = evok:evok
+  with_systemd dpkg -P iogate >"$scenario_log" 2>&1 || { cat "$scenario_log"; fail "$1: dpkg -P"; }
+  check "$1, purged: EVOK answers" test "$(answers)" = evok
+  check "$1, purged: EVOK's config and aliases unchanged" evok_files_intact
+  check "$1, purged: iogate's state and user gone" sh -c '! test -e "$0/var/lib/iogate" && ! chroot "$0" getent passwd iogate >/dev/null' "$root"
+  with_systemd systemctl stop evok.service
+}
+
+step "EVOK running, a good config: iogate takes over"
+evok_controller 'apis:\n  port: PORT\n  address: 0.0.0.0\n  auth:\n    tokens:\n      - {name: scada, token: ci-token-0123456789, scope: write}\n'
+install_logged "$deb"
+check "good config: iogate answers $version_text on EVOK's port" test "$(answers)" = "$version_text"
+check "good config: said where it listens" said "iogate now serves EVOK's API at http://0.0.0.0:$port"
+check "good config: EVOK stopped" sh -c '! pid=$(cat "$0/run/stand-in-systemd/evok.service.pid" 2>/dev/null) || ! kill -0 "$pid" 2>/dev/null' "$root"
+check "good config: evok.service disabled, iogate.service enabled" sh -c '! test -L "$0/etc/systemd/system/multi-user.target.wants/evok.service" && test -L "$0/etc/systemd/system/multi-user.target.wants/iogate.service"' "$root"
+check "good config: the alias file lent to iogate" test "$(owner /var/lib/evok/alias.yaml)" = iogate:iogate
+check "good config: the ExecStartPre check ran" grep -q '^Configuration OK$' "$root/run/stand-in-systemd/iogate.service.log"
+check "good config: systemctl reload re-reads the configuration" sh -c 'chroot "$0" env PATH=/usr/local/sbin:/usr/bin:/bin systemctl reload iogate.service && for i in $(seq 1 50); do grep -q "configuration reloaded from /etc/evok/config.yaml: nothing changed" "$0/run/stand-in-systemd/iogate.service.log" && exit 0; sleep 0.2; done; exit 1' "$root"
+install_logged "$deb_next"
+for _ in $(seq 1 50); do [ "$(answers)" = "$next_text" ] && break; sleep 0.2; done
+check "good config, upgraded: iogate answers $next_text" test "$(answers)" = "$next_text"
+check "good config, upgraded: evok.service still disabled" sh -c '! test -L "$0/etc/systemd/system/multi-user.target.wants/evok.service"' "$root"
+remove_and_purge "good config"
+
+step "EVOK running, 0.0.0.0 without tokens: EVOK is kept"
+evok_controller 'apis:\n  port: PORT\n  address: 0.0.0.0\n'
+install_logged "$deb"
+evok_kept "0.0.0.0 without tokens"
+check "0.0.0.0 without tokens: the message says why" said "refusing to listen on 0.0.0.0 without access control"
+check "0.0.0.0 without tokens: and how to switch" said "systemctl disable --now evok && systemctl enable --now iogate"
+install_logged "$deb_next"
+evok_kept "0.0.0.0 without tokens, upgraded"
+check "0.0.0.0 without tokens, upgraded: the message again" said "EVOK keeps running"
+remove_and_purge "0.0.0.0 without tokens"
+
+step "EVOK running, a config without apis.address: EVOK is kept"
+evok_controller 'apis:\n  port: PORT\n'
+install_logged "$deb"
+evok_kept "no apis.address"
+check "no apis.address: the message says remote clients would lose access" said "clients on the network would lose access"
+remove_and_purge "no apis.address"
+
+step "EVOK running, a broken config: EVOK is kept"
+evok_controller 'apis:\n  port: PORT\n  address: 127.0.0.1\ncomm_channels:\n  RS485:\n    type: MODBUS\n'
+install_logged "$deb"
+evok_kept "broken config"
+check "broken config: the message names file, line and key" said "/etc/evok/config.yaml:6: comm_channels.RS485.type: unknown bus type 'MODBUS'"
+install_logged "$deb_next"
+evok_kept "broken config, upgraded"
+remove_and_purge "broken config"
+
+step "EVOK running, iogate crashes at start: EVOK is given back"
+evok_controller 'apis:\n  port: PORT\n  address: 127.0.0.1\n'
+mkdir -p "$root/etc/systemd/system/iogate.service.d"
+printf '[Service]\nExecStart=\nExecStart=/usr/bin/node -e "process.exit(70)"\n' >"$root/etc/systemd/system/iogate.service.d/crash.conf"
+install_logged "$deb"
+for _ in $(seq 1 50); do [ "$(answers)" = evok ] && break; sleep 0.2; done
+evok_kept "crash at start"
+check "crash at start: the message says EVOK was given back" said "so EVOK was given back and runs again"
+install_logged "$deb_next"
+for _ in $(seq 1 50); do [ "$(answers)" = evok ] && break; sleep 0.2; done
+evok_kept "crash at start, upgraded (still crashing)"
+rm -r "$root/etc/systemd/system/iogate.service.d"
+install_logged "$deb_next"
+check "crash fixed, installed again: iogate takes over" test "$(answers)" = "$next_text"
+remove_and_purge "crash at start"
+rm -rf "$root/usr/local/sbin/systemctl" "$root/run/systemd/system" "$root/run/stand-in-systemd"
 
 step "arm packages under qemu-user"
 sim_dir=$work/sim
@@ -285,8 +416,12 @@ for arch in arm64 armhf; do
   done
   [ -n "$connected" ] || { cat "$work/daemon-$arch.log" "$work/sim-$arch.log"; fail "$arch: the daemon did not reach the slave over the serial line"; }
   printf '  ok: %s: prebuilds/%s loaded, RTU slave online over a pty\n' "$arch" "$platform"
-  check "$arch: the package's bundle answers GET /version" test "$(curl -sf "http://127.0.0.1:$port/version")" = "v$version"
-  check "$arch: a DI value read over RTU" sh -c "curl -sf 'http://127.0.0.1:$port/rest/di/1_01' | grep -q '\"value\":0'"
+  check "$arch: the package's bundle answers GET /version" test "$(curl -sf "http://127.0.0.1:$port/version")" = "$version_text"
+  # Emulated on a busy runner a poll can miss its 200 ms timeout and the slave be offline (503) for a
+  # moment: the value must come within the answer deadline.
+  read_di() { for _ in $(seq 1 "$wait_tenths"); do curl -sf "http://127.0.0.1:$port/rest/di/1_01" | grep -q '"value":0' && return 0; sleep 0.2; done; return 1; }
+  read_di || { curl -s "http://127.0.0.1:$port/rest/di/1_01"; echo; tail -n 20 "$work/daemon-$arch.log"; }
+  check "$arch: a DI value read over RTU" read_di
   check "$arch: native/$platform/malloc-trim.node loaded" grep -q "/usr/lib/iogate/native/$platform/malloc-trim.node\$" "/proc/$daemon_pid/maps"
   check "$arch: no warning about the addon" sh -c "! grep -q 'WARNING memory' '$work/daemon-$arch.log'"
   kill -TERM "$daemon_pid"; wait "$daemon_pid" || true; daemon_pid=

@@ -11,10 +11,11 @@ export interface Logger {
   debug(message: string): void;
 }
 
-export function createLogger(level: LogLevel, write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
-  const threshold = RANK[level];
+/** `level` may be a function, for a level that a configuration reload changes. */
+export function createLogger(level: LogLevel | (() => LogLevel), write: (line: string) => void = (line) => process.stderr.write(line)): Logger {
+  const threshold = typeof level === 'function' ? () => RANK[level()] : () => RANK[level];
   const at = (lineLevel: LogLevel) => (message: string) => {
-    if (RANK[lineLevel] >= threshold) write(`${lineLevel} ${message}\n`);
+    if (RANK[lineLevel] >= threshold()) write(`${lineLevel} ${message}\n`);
   };
   return { error: at('ERROR'), warn: at('WARNING'), info: at('INFO'), debug: at('DEBUG') };
 }

@@ -1,29 +1,18 @@
 import { parseArgs } from 'node:util';
-import { bindPolicyProblem } from './api/access/bind-policy.js';
-import { apiGuards } from './api/access/guards.js';
-import { createHttpServer } from './api/http/server.js';
-import { loadMallocTrim } from './memory/malloc-trim.js';
-import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
-import { builtinPanel, preparePanel } from './api/panel/serve.js';
-import type { MqttBridge } from './api/mqtt/bridge.js';
-import type { MetricsSource } from './api/http/metrics.js';
-import type { EdgeNode } from './api/sparkplug/edge-node.js';
-import { startWebhook } from './api/webhook.js';
-import { attachWebSocket } from './api/ws/server.js';
-import type { BoardModel } from './boards/model.js';
-import { loadHwDefinitionDir } from './boards/hwdef.js';
-import { findModel, unknownModelProblems } from './boards/resolve.js';
+import { readCheckedConfig, type CheckOptions } from './checked-config.js';
 import { ConfigError } from './config/errors.js';
-import { loadConfig } from './config/load.js';
 import { startupSummary } from './config/summary.js';
+import type { Config } from './config/types.js';
 import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './exit-codes.js';
 import { exitOnUnexpectedErrors } from './unexpected-error.js';
 import { createLogger, type LogLevel } from './log.js';
 import { openLogFile, type LogFile } from './log-file.js';
-import { buildRuntime, readPlanOf } from './runtime.js';
-import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
+import { loadMallocTrim } from './memory/malloc-trim.js';
+import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
+import { readPlanOf } from './runtime.js';
+import { createService } from './service.js';
 import { startStatsLine } from './stats-line.js';
-import { TrendStore } from './trends/trend-store.js';
+import { SHUTDOWN_BOUND_MS } from './shutdown.js';
 import { VERSION, VERSION_TEXT } from './version.js';
 
 // Command-line entry of the daemon.
@@ -31,16 +20,25 @@ import { VERSION, VERSION_TEXT } from './version.js';
 const USAGE = `iogate ${VERSION} — EVOK-compatible API daemon for Unipi PLCs
 
 Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen FILE] [--debug] [--read-plan]
+       iogate --check-config [--config FILE] [...]
 
   -c, --config FILE   EVOK config.yaml to read (default: built-in simulated Neuron, no hardware)
   -p, --port N        HTTP/WebSocket port (overrides apis.port; default 8080)
   -a, --address A     address to listen on (overrides apis.address; default 127.0.0.1)
       --hw-dir DIR    extra directory of hw-definition YAML files (EVOK v3 format)
       --autogen FILE  autogen file read when the config says autogen: true (default /etc/evok/autogen.yaml)
-  -d, --debug         log at DEBUG level
+      --check-config  check the configuration as start-up does, without opening a port or a bus;
+                      print the start-up summary and exit 0, or the problems and exit 78
+      --replacing-evok  with --check-config: also refuse a file that does not say where to listen
+                      (EVOK listened on every address; used by the package before switching over)
+  -d, --debug         log at DEBUG level, with a trace of every Modbus frame (hex, timing; at most
+                      50 lines per second and bus)
       --read-plan     print the Modbus reads the configuration's scans make (JSON) and exit
   -v, --version       print the version and exit
   -h, --help          print this help and exit
+
+Signals: SIGHUP (systemctl reload iogate) re-reads the configuration and applies what changed;
+an invalid file changes nothing (the reason is logged). SIGTERM/SIGINT stop.
 
 Exit status: 0 stopped by SIGTERM/SIGINT, 2 bad command line, 78 configuration
 error (not worth restarting), 75 the HTTP port is in use (try again later),
@@ -61,6 +59,8 @@ function main(): void {
         address: { type: 'string', short: 'a' },
         'hw-dir': { type: 'string' },
         autogen: { type: 'string' },
+        'check-config': { type: 'boolean' },
+        'replacing-evok': { type: 'boolean' },
         debug: { type: 'boolean', short: 'd' },
         'read-plan': { type: 'boolean' },
         version: { type: 'boolean', short: 'v' },
@@ -85,89 +85,72 @@ function main(): void {
     process.stderr.write(`--port: '${args.port}' is not a port number (0..65535)\n`);
     process.exit(EXIT_USAGE);
   }
+  if (args['replacing-evok'] && !args['check-config']) {
+    process.stderr.write(`--replacing-evok goes with --check-config\n`);
+    process.exit(EXIT_USAGE);
+  }
 
-  let loaded;
-  const userModels = new Map<string, BoardModel>();
+  const source: CheckOptions = {
+    file: args.config,
+    autogenFile: args.autogen,
+    overrides: { port, address: args.address, hwDir: args['hw-dir'] },
+    replacingEvok: args['replacing-evok'],
+  };
+  let checked;
   try {
-    loaded = loadConfig({
-      file: args.config,
-      autogenFile: args.autogen,
-      overrides: { port, address: args.address, hwDir: args['hw-dir'] },
-      // Board models are checked with the file, so every problem shows in one run.
-      check: (config) => {
-        const warnings: string[] = [];
-        for (const dir of config.hwDefinitionDirs) {
-          const found = loadHwDefinitionDir(dir);
-          for (const [name, model] of found.models) userModels.set(name, model);
-          warnings.push(...found.warnings);
-        }
-        const problems = config.buses
-          .flatMap((bus) => bus.devices)
-          .flatMap((device) => unknownModelProblems([device], userModels).map((text) => ({ at: device.modelOrigin, text })));
-        return { problems, warnings };
-      },
-    });
+    checked = readCheckedConfig(source);
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : (error as Error).message;
-    process.stderr.write(`iogate: cannot start: ${message}\n`);
+    process.stderr.write(`iogate: ${args['check-config'] ? 'configuration check failed' : 'cannot start'}: ${message}\n`);
     process.exit(EXIT_CONFIG);
   }
-  const { config, warnings } = loaded;
-  if (args['read-plan']) {
-    process.stdout.write(`${JSON.stringify({ buses: readPlanOf(config, (name) => findModel(name, userModels)) })}\n`);
+  const { config, warnings } = checked;
+
+  if (args['check-config']) {
+    for (const warning of warnings) process.stderr.write(`WARNING ${warning}\n`);
+    process.stdout.write(`${startupSummary(config)}\nConfiguration OK\n`);
     return;
   }
-  const unsafeBind = bindPolicyProblem(config.apis);
-  if (unsafeBind !== undefined) {
-    process.stderr.write(`iogate: cannot start: ${unsafeBind}\n`);
-    process.exit(EXIT_CONFIG);
+  if (args['read-plan']) {
+    process.stdout.write(`${JSON.stringify({ buses: readPlanOf(config, checked.findModel) })}\n`);
+    return;
   }
-  const level: LogLevel = args.debug ? 'DEBUG' : config.logging.level;
-  const logFile = openConfiguredLogFile(config.logging.file);
-  const output = (line: string) => {
-    process.stderr.write(line);
-    logFile?.write(line);
+
+  // Level and file follow the configuration, also after a reload; --debug wins.
+  let level: LogLevel = args.debug ? 'DEBUG' : config.logging.level;
+  let logFile: LogFile | undefined;
+  let logFilePath: string | undefined;
+  const applyLogging = (next: Config) => {
+    level = args.debug ? 'DEBUG' : next.logging.level;
+    if (next.logging.file !== logFilePath) {
+      logFile?.close();
+      logFilePath = next.logging.file;
+      logFile = openConfiguredLogFile(logFilePath);
+    }
   };
-  const log = createLogger(level, output);
+  applyLogging(config);
+  const output = (text: string) => {
+    process.stderr.write(text);
+    logFile?.write(stampLines(text));
+  };
+  const log = createLogger(() => level, output);
   exitOnUnexpectedErrors(output);
+  log.info(`iogate ${VERSION_TEXT} (node ${process.version}) starting with ${config.file ?? 'the built-in configuration'}`);
   for (const warning of warnings) log.warn(warning);
 
-  const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
-  const guards = apiGuards(config.apis);
-  // The edge node's figures join once it started.
-  const metrics: MetricsSource = { buses: runtime.buses, slaves: runtime.slaves, oneWire: runtime.oneWire };
-  const trends = new TrendStore(runtime.registry);
-  const server = createHttpServer({
-    registry: runtime.registry,
-    feed: runtime.feed,
-    version: VERSION_TEXT,
-    metrics,
-    panel: config.apis.panel.enabled ? servedPanel() : undefined,
+  const service = createService({
+    source,
+    checked,
     log,
-    trends,
-    ...guards,
+    applyLogging,
+    // The level in force (--debug wins) and the file only if it is really written.
+    output: (summary) => output(`${summary.replace(/^Logging: .*$/m, `Logging: ${level}${logFile ? ` to ${logFilePath}` : ''}`)}\n`),
+    traceModbus: args.debug === true,
+    afterBursts: (server) => collectAfterBursts(server, mallocTrimAfterCollections()),
   });
-  const { websocket, webhook } = config.apis;
-  const ws = websocket.enabled
-    ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, guards, log, {
-        errorReplies: websocket.errorReplies,
-      })
-    : undefined;
-  const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
-  let listening = false;
-  let acceptWarnedAt = -Infinity;
-  server.on('error', (error: NodeJS.ErrnoException) => {
-    if (listening) {
-      // Once listening, only accept() fails here (out of descriptors, say):
-      // that connection is lost, the listener stays open and serves on.
-      const now = performance.now();
-      const message = `HTTP server: a connection could not be accepted: ${error.message}`;
-      if (now - acceptWarnedAt >= 60_000) {
-        acceptWarnedAt = now;
-        log.warn(`${message} (further ones within a minute are logged at DEBUG)`);
-      } else log.debug(message);
-      return;
-    }
+  const statsMs = Number(process.env['IOGATE_STATS_MS'] ?? 0);
+  if (statsMs > 0) startStatsLine(service.runtime, statsMs, (line) => process.stderr.write(line));
+  service.start().catch((error: NodeJS.ErrnoException) => {
     const where = `${config.apis.address}:${config.apis.port}`;
     if (error.code === 'EADDRINUSE') {
       // Usually EVOK (or a second iogate) still running: worth another try later, not a tight loop.
@@ -178,28 +161,8 @@ function main(): void {
       log.error(`cannot listen on ${where}: ${error.message} (check apis.address and apis.port)`);
       process.exit(EXIT_CONFIG);
     }
-    log.error(`HTTP server: ${error.message}`);
+    log.error(`cannot start: ${error.message}`);
     process.exit(1);
-  });
-  collectAfterBursts(server, mallocTrimAfterCollections());
-  const statsMs = Number(process.env['IOGATE_STATS_MS'] ?? 0);
-  if (statsMs > 0) startStatsLine(runtime, statsMs, (line) => process.stderr.write(line));
-  let mqtt: MqttBridge | undefined;
-  let sparkplug: EdgeNode | undefined;
-  void runtime.start().then(async () => {
-    trends.start();
-    if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
-    if (config.apis.sparkplug.enabled) sparkplug = await startSparkplugSafely();
-    server.listen(config.apis.port, config.apis.address, () => {
-      listening = true;
-      const address = server.address();
-      const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
-      // The level in force (--debug wins) and the file only if it is really written.
-      const logging = logFile ? { level, file: config.logging.file } : { level };
-      output(startupSummary({ ...config, logging, apis: { ...config.apis, port: actualPort } }) + '\n');
-      // A parent process (tests, supervisors) can wait for this line instead of polling.
-      log.info(`listening on http://${config.apis.address}:${actualPort}`);
-    });
   });
 
   /** The malloc_trim addon, loaded only when the daemon collects after bursts (node --expose-gc). */
@@ -216,54 +179,33 @@ function main(): void {
     return undefined;
   }
 
-  /** MQTT is loaded only when enabled, so otherwise no client library is loaded and nothing connects. */
-  async function startMqttSafely(): Promise<MqttBridge | undefined> {
-    try {
-      const { startMqtt } = await import('./api/mqtt/bridge.js');
-      return startMqtt({ ...runtime, config: config.apis.mqtt, log });
-    } catch (error) {
-      // The other APIs serve on: a broken MQTT setup (e.g. an unreadable TLS file) must not stop the controller.
-      log.error(`MQTT: not started: ${(error as Error).message}`);
-      return undefined;
-    }
-  }
-
-  /** Like MQTT: loaded only when enabled, and a broken setup leaves the other APIs serving. */
-  async function startSparkplugSafely(): Promise<EdgeNode | undefined> {
-    try {
-      const { startSparkplug } = await import('./api/sparkplug/start.js');
-      const node = startSparkplug(config, runtime, log);
-      metrics.sparkplug = () => node.stats();
-      return node;
-    } catch (error) {
-      log.error(`Sparkplug: not started: ${(error as Error).message}`);
-      return undefined;
-    }
-  }
+  process.on('SIGHUP', () => {
+    log.info('SIGHUP: reloading the configuration');
+    // An invalid file is logged by the reload itself; the daemon serves on.
+    service.reload().catch((error: unknown) => {
+      if (!(error instanceof ConfigError)) log.error(`reload failed: ${(error as Error).message}`);
+    });
+  });
 
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info(`${signal}: shutting down`);
     // Backstop in case a step ignores its bound; a little later than the bound so the steps normally finish first.
     setTimeout(() => process.exit(0), SHUTDOWN_BOUND_MS + 500).unref();
-    const steps = [
-      { name: 'WebSocket clients', run: () => ws?.close() },
-      { name: 'webhook', run: () => hook?.stop() },
-      { name: 'MQTT', run: () => mqtt?.stop() },
-      // NDEATH before the buses stop, so the host marks our metrics stale at once.
-      { name: 'Sparkplug', run: () => sparkplug?.stop() },
-      // Last: stops the buses and flushes aliases changed by the writes above.
-      { name: 'buses and devices', run: () => runtime.stop() },
-    ];
-    void shutDown(server, steps, log).finally(() => {
+    void service.stop(signal).finally(() => {
       logFile?.close();
       process.exit(0);
     });
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** Log-file lines carry the time; the journal adds its own to stderr. */
+function stampLines(text: string): string {
+  const stamp = new Date().toISOString();
+  return text.replace(/^(?=.)/gm, `${stamp} `);
 }
 
 /**
@@ -282,9 +224,3 @@ function openConfiguredLogFile(file: string | undefined): LogFile | undefined {
 }
 
 main();
-
-/** The panel page, ready to send; none when running from unbundled sources. */
-function servedPanel() {
-  const page = builtinPanel();
-  return page === undefined ? undefined : preparePanel(page);
-}

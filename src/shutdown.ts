@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Logger } from './log.js';
 import { writeGate } from './registry/write-gate.js';
 
@@ -23,12 +24,20 @@ export interface ShutdownStep {
  * clients, disconnect MQTT, stop the runtime (which flushes aliases).
  * Resolves when everything closed or the bound ran out; never rejects.
  */
-export async function shutDown(server: Server, steps: readonly ShutdownStep[], log: Logger, boundMs = SHUTDOWN_BOUND_MS): Promise<void> {
+export interface HttpFront {
+  server: Server;
+  /** Resolves once the listeners no longer accept connections. */
+  stopAccepting: Promise<void>;
+  /** The open connections the listeners handed to the server; shrinks as they close. */
+  connections: ReadonlySet<Socket>;
+}
+
+export async function shutDown({ server, stopAccepting, connections }: HttpFront, steps: readonly ShutdownStep[], log: Logger, boundMs = SHUTDOWN_BOUND_MS): Promise<void> {
   const deadline = Date.now() + boundMs;
   const remaining = () => Math.max(0, deadline - Date.now());
 
-  const serverClosed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
+  const serverClosed = stopAccepting.then(() => allClosed(connections));
 
   if (!(await writeGate.drain(remaining()))) log.warn(`shutdown: ${writeGate.inFlight} write(s) still unconfirmed, not waiting longer`);
 
@@ -49,6 +58,17 @@ export async function shutDown(server: Server, steps: readonly ShutdownStep[], l
     clearInterval(sweep);
     server.closeAllConnections();
   }
+}
+
+function allClosed(connections: ReadonlySet<Socket>): Promise<void> {
+  return new Promise((resolve) => {
+    const check = () => {
+      if (connections.size === 0) return resolve();
+      const [first] = connections;
+      first!.once('close', () => setImmediate(check));
+    };
+    check();
+  });
 }
 
 function withinBound<T>(work: Promise<T>, ms: number): Promise<T> {

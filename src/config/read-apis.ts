@@ -22,6 +22,7 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
   const config: Config['apis'] = {
     port: apis.integer('port', DEFAULT_API_PORT, 1, 65535),
     address: apis.string('address', DEFAULT_API_ADDRESS),
+    addressWritten: apis.has('address'),
     websocket: {
       enabled: websocket.boolean('enabled', false),
       allFiltered: websocket.boolean('all_filtered', false),
@@ -175,7 +176,7 @@ function readLimits(limits: ConfigSection): LimitsConfig {
 function readToken(entry: ConfigSection, baseDir: string): AuthToken | undefined {
   const name = entry.requiredString('name', 'a label for logs');
   // Least privilege when the scope is left out.
-  const scope = entry.choice('scope', ['read', 'write'] as const, 'read');
+  const scope = entry.choice('scope', ['read', 'write', 'admin'] as const, 'read');
   const inline = entry.optionalString('token');
   const file = entry.optionalString('token_file');
   entry.warnUnknownKeys();

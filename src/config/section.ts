@@ -2,6 +2,7 @@
 // key as known, so keys nobody asked for can be reported as unknown; every
 // problem is recorded with file:line and the full key path instead of being
 // thrown, so one run reports all of them.
+import { closeMatches } from '../close-matches.js';
 import type { MapNode, Origin, TreeNode } from './yaml-tree.js';
 import type { Findings } from './findings.js';
 
@@ -192,7 +193,8 @@ export class ConfigSection {
   warnUnknownKeys(): void {
     for (const [key, entry] of this.node.entries) {
       if (this.known.has(key)) continue;
-      const hint = MISSPELLINGS[key];
+      // A known misspelling first, else the key this section reads that is closest in spelling.
+      const hint = MISSPELLINGS[key] ?? closeMatches(key, [...this.known].filter((name) => !this.node.entries.has(name)), 1)[0];
       this.warn(entry.keyOrigin, key, hint === undefined ? 'unknown key, ignored' : `unknown key, ignored (did you mean '${hint}'?)`);
     }
   }

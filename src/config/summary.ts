@@ -47,7 +47,8 @@ function busLocation(bus: BusConfig): string {
 function deviceLine(device: DeviceConfig): string {
   const rate = !device.scanEnabled ? 'scan off' : device.scanFrequency === 0 ? 'as fast as possible' : `${device.scanFrequency} Hz`;
   const inputs = device.scanEnabled && device.inputScanFrequency > 0 ? `, inputs ${device.inputScanFrequency} Hz` : '';
-  return `device ${device.name.padEnd(6)} model ${device.model.padEnd(6)} slave ${String(device.slaveId).padEnd(3)} ${rate}${inputs}`;
+  const part = device.partOf === undefined ? '' : ` (${device.partOf})`;
+  return `device ${device.name.padEnd(6)} model ${device.model.padEnd(6)} slave ${String(device.slaveId).padEnd(3)} ${rate}${inputs}${part}`;
 }
 
 function mqttLine(config: Config): string {

@@ -30,6 +30,10 @@ export interface DeviceConfig {
   deviceInfo?: DeviceInfoConfig;
   /** DIs that keep a never-decreasing `counter_total`: all, none, or the listed circuits. */
   counterTotal: boolean | string[];
+  /** Set when the device is one board of a product named as `model:` (`L203, board 2 of 3`), for the summary. */
+  partOf?: string;
+  /** That product (`L203`), for the `modbus_slave` device. */
+  product?: string;
 }
 
 interface BusCommon {
@@ -137,7 +141,7 @@ export interface SparkplugConfig {
 export interface AuthToken {
   name: string;
   token: string;
-  scope: 'read' | 'write';
+  scope: 'read' | 'write' | 'admin';
 }
 
 export interface AuthConfig {
@@ -175,6 +179,8 @@ export interface Config {
   apis: {
     port: number;
     address: string;
+    /** `address` was written in the file, not defaulted: the user chose where to listen. */
+    addressWritten?: boolean;
     websocket: { enabled: boolean; allFiltered: boolean; errorReplies: boolean };
     /** The built-in control panel at `/`. */
     panel: { enabled: boolean };

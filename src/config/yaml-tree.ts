@@ -4,7 +4,7 @@
 // file for messages.
 import { readFileSync } from 'node:fs';
 import { LineCounter, isAlias, isMap, isNode, isScalar, isSeq, parseDocument, type Document, type YAMLError } from 'yaml';
-import { ConfigError } from './errors.js';
+import { ConfigError, unreadableFile } from './errors.js';
 
 export interface Origin {
   file: string;
@@ -56,7 +56,7 @@ export function readYamlFile(file: string): { tree: TreeNode; warnings: YamlWarn
   try {
     text = readFileSync(file, 'utf8');
   } catch (error) {
-    throw new ConfigError([`${file}: cannot read the file: ${(error as Error).message}`]);
+    throw unreadableFile(file, error as NodeJS.ErrnoException);
   }
   return readYamlText(text, file);
 }

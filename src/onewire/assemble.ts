@@ -23,9 +23,12 @@ export interface OneWireSetup {
   simulation?: SimulatedOneWire;
 }
 
+/** What the 1-Wire assembly does with the registry; the runtime passes one that records each bus's devices. */
+export type DeviceRegistration = Pick<Registry, 'add' | 'find' | 'invalidate'>;
+
 export function buildOneWireBuses(
   configs: readonly OneWireBusConfig[],
-  registry: Registry,
+  registry: DeviceRegistration,
   feed: ChangeFeed,
   log: Logger,
   /** Gives a newly found device its saved alias. */
@@ -60,7 +63,7 @@ export function buildOneWireBuses(
 }
 
 /** `do_reset` through the board's `owpower` device named by the bus's `owpower:` key. */
-function powerCycler(config: OneWireBusConfig, registry: Registry, log: Logger): (() => Promise<void>) | undefined {
+function powerCycler(config: OneWireBusConfig, registry: DeviceRegistration, log: Logger): (() => Promise<void>) | undefined {
   if (config.owpower === undefined) return undefined;
   const owpower = registry.find('owpower', config.owpower);
   if (!owpower) {

@@ -61,6 +61,15 @@ export class PersistedAliases implements AliasBook {
     }
   }
 
+  /**
+   * A device leaves the registry (a reload removed or rebuilt its bus): its
+   * alias waits, as a saved alias of an absent board does, for the device
+   * that comes back with the same circuit.
+   */
+  release(device: Device): void {
+    if (device.alias) this.absent.set(device.alias, { circuit: device.circuit, devtype: device.type });
+  }
+
   entries(): Map<string, AliasTarget> {
     const entries = new Map<string, AliasTarget>();
     for (const [name, device] of this.registry.aliasTable()) entries.set(name, { circuit: device.circuit, devtype: device.type });

@@ -34,6 +34,15 @@ export class Registry {
     this.dropListing();
   }
 
+  /** Takes a device out (its bus was removed or changed by a reload); its alias is the caller's to keep. */
+  remove(device: Device): void {
+    const circuits = this.byType.get(device.type);
+    if (circuits?.get(device.circuit) !== device) return;
+    circuits.delete(device.circuit);
+    if (device.alias && this.aliases.get(device.alias) === device) this.aliases.delete(device.alias);
+    this.dropListing();
+  }
+
   typeOf(name: string): DeviceType {
     const type = canonicalType(name);
     if (type === undefined) throw new RequestError(404, 'KeyError', `'${name}'`);

@@ -3,6 +3,7 @@ import { rtuSilenceMs } from '../modbus/rtu-framer.js';
 import { eofSafeBinding } from './eof-safe-binding.js';
 import type { Link, LinkHandlers } from './link.js';
 import { loadSerialDriver } from './serial-driver.js';
+import { lockedPortError } from './serial-lock.js';
 
 // Modbus RTU over a serial port (RS485 on the PLC, a USB adapter, or a pty in
 // tests). The serialport package and its native addon are loaded on the first
@@ -51,7 +52,7 @@ export class SerialLink implements Link {
       // An exclusive lock: a second master on the same RS485 line corrupts both.
       lock: true,
     });
-    await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(lockedPortError(path, error)) : resolve())));
     port.on('data', (chunk: Buffer) => handlers.data(chunk));
     port.on('error', () => {
       // A read or write error on an open port ends in 'close', which reports it.

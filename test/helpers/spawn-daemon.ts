@@ -33,11 +33,19 @@ export async function spawnDaemon(
     cwd,
     bundle = BUNDLE,
     nodeOptions = [],
-  }: { node?: string; cwd?: string; bundle?: string; /** node's own flags, before the bundle */ nodeOptions?: string[] } = {},
+    filePort = false,
+  }: {
+    node?: string;
+    cwd?: string;
+    bundle?: string;
+    /** node's own flags, before the bundle */ nodeOptions?: string[];
+    /** No `--port 0`: the daemon listens on the file's port (a test that changes it by a reload). */
+    filePort?: boolean;
+  } = {},
 ): Promise<SpawnedDaemon> {
   assertConfinedArgs(args);
   // Without a cwd of its own the built-in configuration would save alias.yaml into the clone.
-  const child = spawn(node, [...nodeOptions, bundle, '--port', '0', ...args], { cwd: cwd ?? mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(node, [...nodeOptions, bundle, ...(filePort ? [] : ['--port', '0']), ...args], { cwd: cwd ?? mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

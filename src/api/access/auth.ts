@@ -10,9 +10,10 @@ import { isLoopbackAddress } from './loopback.js';
 //
 // `read` covers everything that only looks (GETs, WebSocket subscriptions,
 // RPC getters, bulk queries); `write` covers that plus everything that
-// changes outputs or settings.
+// changes outputs or settings; `admin` covers `write` plus operating the
+// daemon itself (`POST /config/reload`).
 
-export type Scope = 'read' | 'write';
+export type Scope = 'read' | 'write' | 'admin';
 
 /** What a request may do; `none` carries the reason it was refused as a ready error. */
 export type Grant = { scope: Scope; byToken?: true } | { scope: 'none'; error: RequestError };
@@ -86,6 +87,9 @@ export function checkScope(grant: Grant, need: Scope): RequestError | undefined 
   if (grant.scope === 'none') return grant.error;
   if (need === 'write' && grant.scope === 'read') {
     return new RequestError(403, 'Forbidden', 'this token may only read; writing needs a token with write scope');
+  }
+  if (need === 'admin' && grant.scope !== 'admin') {
+    return new RequestError(403, 'Forbidden', grant.byToken ? 'this needs a token with admin scope' : 'this needs a token with admin scope (without tokens configured: a client on this controller)');
   }
   return undefined;
 }

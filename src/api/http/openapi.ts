@@ -283,6 +283,15 @@ export function openApiDocument(version: string): Schema {
           responses: { '200': { description: 'The series', content: json(ref('Trends')) }, ...ERRORS },
         },
       },
+      '/config/reload': {
+        post: {
+          summary: 'Read the configuration again and apply what changed (token scope admin)',
+          description:
+            'The file is checked as at start-up; an invalid one changes nothing and answers 400 with one line per problem. A valid one is applied as a difference: unchanged buses keep polling, changed ones are rebuilt, API settings change in place. Without tokens configured only a client on the controller may reload. The body is ignored.',
+          tags: ['General'],
+          responses: { '200': { description: 'What happened to each part', content: json({ type: 'object', required: ['success', 'result'], properties: { success: { const: true }, result: { type: 'object' } } }) }, ...ERRORS },
+        },
+      },
       '/openapi.json': {
         get: { summary: 'This document', tags: ['General'], responses: { '200': { description: 'OpenAPI 3.1', content: json({ type: 'object' }) }, ...notModified, ...ERRORS } },
       },

@@ -9,7 +9,8 @@ import type { ApiGuards } from '../access/guards.js';
 import { crossSiteRefusal, isSafeMethod } from '../access/origin.js';
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
 import { handleRpc } from '../rpc/endpoint.js';
-import { sendError, sendRead, useReplyHeaders } from './respond.js';
+import { sendError, sendRead, sendSuccess, useReplyHeaders } from './respond.js';
+import { isLoopbackAddress } from '../access/loopback.js';
 import { sendPanel, type ServedPanel } from '../panel/serve.js';
 import type { TrendStore } from '../../trends/trend-store.js';
 import { VERSION } from '../../version.js';
@@ -26,6 +27,12 @@ export interface HttpContext extends DeviceRouteContext, ApiGuards {
   metrics?: MetricsSource;
   /** The control panel served at `/`; without it `/` is a 404, as in EVOK. */
   panel?: ServedPanel;
+  /**
+   * `POST /config/reload`: re-reads the configuration and applies the
+   * difference; rejects with RequestError(400) listing the problems of an
+   * invalid file (then nothing changed).
+   */
+  reloadConfig?: () => Promise<unknown>;
   /** Where client socket errors are logged (at DEBUG); they are counted either way. */
   log?: Logger;
   /** The last hour of analog and 1-Wire values behind `GET /trends`; without it the route is absent. */
@@ -97,6 +104,10 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
       if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
       sendRead(req, res, ctx.version, undefined, 'text');
       return;
+    case 'config':
+      if (segments.length !== 2 || segments[1] !== 'reload' || !ctx.reloadConfig) break;
+      serveReload(ctx, ctx.reloadConfig, req, res);
+      return;
     case 'openapi.json':
       if (segments.length !== 1) break;
       if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
@@ -117,6 +128,25 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
     }
   }
   throw new RequestError(404, 'NotFound', `no such resource: ${req.url}`);
+}
+
+/**
+ * Only an admin token may reload; without tokens configured, a client on
+ * this controller (as `systemctl reload` needs a shell on it too).
+ */
+function serveReload(ctx: HttpContext, reload: () => Promise<unknown>, req: IncomingMessage, res: ServerResponse): void {
+  if (req.method !== 'POST') throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (POST)`);
+  if (ctx.auth.enabled) {
+    const refused = ctx.auth.authorize(req, 'admin');
+    if (refused) throw refused;
+  } else if (!isLoopbackAddress(req.socket.remoteAddress)) {
+    throw new RequestError(403, 'Forbidden', 'reloading the configuration needs a token with admin scope, or a client on this controller when no tokens are configured');
+  }
+  req.resume();
+  reload().then(
+    (report) => sendSuccess(res, report),
+    (error: unknown) => sendError(res, error),
+  );
 }
 
 function isRead(method: string | undefined): boolean {

@@ -26,6 +26,13 @@ export interface WebSocketOptions {
 
 export interface WebSocketEndpoint {
   readonly clients: ReadonlySet<WsClient>;
+  /**
+   * After a reload changed the access settings: each client's upgrade request
+   * is judged again, and a client that may no longer do what it was admitted
+   * for is closed with 1008 (policy violation). The others stay connected.
+   * New settings (message size, error replies) apply to clients that connect from now on.
+   */
+  settingsChanged(options: Pick<WebSocketOptions, 'errorReplies'>): number;
   /** Says goodbye (1001 Going Away) to every client; resolves when all are gone. */
   close(): Promise<void>;
 }
@@ -42,11 +49,14 @@ export function attachWebSocket(
 ): WebSocketEndpoint {
   const wss = new WebSocketServer({ noServer: true, maxPayload: guards.limits.maxWebSocketMessageBytes, perMessageDeflate: false, clientTracking: false });
   const clients = new Set<WsClient>();
+  const upgrades = new WeakMap<WsClient, IncomingMessage>();
+  let defaultErrorReplies = errorReplies;
 
   const connect = (socket: WebSocket, req: IncomingMessage, scope: Scope): void => {
-    const wantsErrors = errorRepliesRequested(req.url ?? '/') ?? errorReplies;
+    const wantsErrors = errorRepliesRequested(req.url ?? '/') ?? defaultErrorReplies;
     const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary), scope, wantsErrors, wantsMeta(req.url ?? '/'));
     clients.add(client);
+    upgrades.set(client, req);
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
     log.debug(`WebSocket client ${peer} connected`);
     socket.on('pong', () => (client.alive = true));
@@ -105,6 +115,22 @@ export function attachWebSocket(
 
   return {
     clients,
+    settingsChanged(options) {
+      defaultErrorReplies = options.errorReplies ?? false;
+      wss.options.maxPayload = guards.limits.maxWebSocketMessageBytes;
+      let closed = 0;
+      for (const client of clients) {
+        const req = upgrades.get(client);
+        if (req === undefined) continue;
+        // As at the upgrade (host, origin, token), leaving out the client count, which this client is part of.
+        const decision = admitUpgrade(req, guards, 0);
+        const still = decision.admitted && (client.scope === 'read' || decision.scope !== 'read');
+        if (still) continue;
+        closed++;
+        client.socket.close(1008, 'access revoked by a configuration reload');
+      }
+      return closed;
+    },
     async close() {
       clearInterval(heartbeat);
       unsubscribe();

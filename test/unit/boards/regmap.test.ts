@@ -77,6 +77,14 @@ describe('unknownModelProblems', () => {
       new Map([['METER1', mine]]),
     );
     assert.equal(problems.length, 1);
-    assert.match(problems[0]!, /^config\.yaml:12: comm_channels\.BUS\.devices\.2\.model: no board model 'xS99' \(built in: 00, .*; from hw_definitions: METER1\)$/);
+    assert.match(
+      problems[0]!,
+      /^config\.yaml:12: comm_channels\.BUS\.devices\.2\.model: no board model 'xS99' \(did you mean 'xS10' or 'xS11' or 'xS30'\? board ids: 00, .*; products: S103, .*; from hw_definitions: METER1\)$/,
+    );
+    // Close in spelling, whatever the case and dashes: a product, a board and a user map.
+    const [product] = unknownModelProblems([{ model: 'l-203' }], new Map());
+    assert.match(product!, /did you mean 'L203'\?/);
+    const [user] = unknownModelProblems([{ model: 'METR1' }], new Map([['METER1', mine]]));
+    assert.match(user!, /did you mean 'METER1'\?/);
   });
 });

@@ -29,9 +29,13 @@ test('--debug: the summary says DEBUG, and the log file gets the summary and the
     assert.equal(await daemon.stop(), 0);
   }
   const written = readFileSync(logFile, 'utf8');
-  assert.match(written, /^Configuration: /m);
-  assert.match(written, /^INFO listening on http:\/\/127\.0\.0\.1:\d+$/m);
-  assert.match(written, /^INFO SIGTERM: shutting down$/m);
+  // Every line of the file carries the time (stderr goes to the journal, which adds its own).
+  const stamp = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z ';
+  assert.match(written, new RegExp(`^${stamp}INFO iogate v\\S+ \\(node v[\\d.]+\\) starting with ${file}$`, 'm'));
+  assert.match(written, new RegExp(`^${stamp}Configuration: `, 'm'));
+  assert.match(written, new RegExp(`^${stamp}INFO listening on http://127\\.0\\.0\\.1:\\d+$`, 'm'));
+  assert.match(written, new RegExp(`^${stamp}INFO SIGTERM: shutting down$`, 'm'));
+  for (const line of written.trimEnd().split('\n')) assert.match(line, new RegExp(`^${stamp}`));
 });
 
 test('without --debug the configured level is shown and applies', async () => {

@@ -1,0 +1,404 @@
+import { createServer as createListener, type Server as Listener, type Socket } from 'node:net';
+import type { Server } from 'node:http';
+import { apiGuards } from './api/access/guards.js';
+import { createHttpServer, type HttpContext } from './api/http/server.js';
+import type { MetricsSource } from './api/http/metrics.js';
+import type { MqttBridge } from './api/mqtt/bridge.js';
+import type { EdgeNode } from './api/sparkplug/edge-node.js';
+import { builtinPanel, preparePanel } from './api/panel/serve.js';
+import { startWebhook, type Webhook } from './api/webhook.js';
+import { attachWebSocket, type WebSocketEndpoint } from './api/ws/server.js';
+import { readCheckedConfig, type CheckOptions, type CheckedConfig } from './checked-config.js';
+import { ConfigError } from './config/errors.js';
+import { startupSummary } from './config/summary.js';
+import type { Config } from './config/types.js';
+import { RequestError } from './errors.js';
+import type { Logger } from './log.js';
+import { buildRuntime, type CoreReloadReport, type ReloadableRuntime } from './runtime.js';
+import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
+import { TrendStore } from './trends/trend-store.js';
+import { VERSION_TEXT } from './version.js';
+
+// The running daemon: the runtime (buses, devices, registry) with the APIs on
+// top, and what a reload does to each part. A reload re-reads the file through
+// the same check as start-up; only a valid configuration is applied, and only
+// the parts whose configuration changed are touched. Each part is a component
+// that names the slice of the configuration it depends on: an unchanged slice
+// is left alone, a changed one is applied in place where the component knows
+// how, otherwise that component alone is stopped and started again. A new
+// configuration section is wired in by adding a component here.
+
+export interface ServiceOptions {
+  /** How the configuration is read again on reload (file, command-line overrides). */
+  source: CheckOptions;
+  checked: CheckedConfig;
+  log: Logger;
+  /** Sets the log level and file of a new configuration; called before anything else is applied. */
+  applyLogging(config: Config): void;
+  /** Writes the start-up summary (stderr and the log file). */
+  output(text: string): void;
+  traceModbus: boolean;
+  /** Runs after each burst of HTTP requests (memory hand-back); optional. */
+  afterBursts?(server: Server): void;
+}
+
+export interface ReloadReport {
+  /** What each component did: kept, updated (in place), restarted, started, stopped. */
+  components: Record<string, string>;
+  buses: CoreReloadReport;
+  /** WebSocket clients closed because their access was revoked. */
+  revokedWebSocketClients: number;
+}
+
+export interface Service {
+  readonly config: Config;
+  readonly runtime: ReloadableRuntime;
+  /** Where the HTTP listener is bound now. */
+  readonly listening: { address: string; port: number };
+  start(): Promise<void>;
+  /** Rejects with ConfigError (nothing changed) for an invalid file. */
+  reload(): Promise<ReloadReport>;
+  stop(signal: string): Promise<void>;
+}
+
+/** A part of the daemon that a reload may leave, update or restart. */
+interface Component {
+  name: string;
+  /** The configuration it depends on; compared as JSON between the old and the new configuration. */
+  slice(config: Config): unknown;
+  start(config: Config): Promise<void> | void;
+  stop(): Promise<void> | void;
+  /** Applies a changed slice without a restart; false = cannot, restart me. */
+  update?(config: Config): Promise<boolean> | boolean;
+}
+
+export function createService(options: ServiceOptions): Service {
+  const { log } = options;
+  let config = options.checked.config;
+  const runtime = buildRuntime(config, options.checked.findModel, log, { traceModbus: options.traceModbus });
+
+  // Read through getters: a reload replaces buses and slaves in the runtime's live arrays. The edge node's figures join once it started.
+  const metrics: MetricsSource = {
+    get buses() {
+      return runtime.buses;
+    },
+    get slaves() {
+      return runtime.slaves;
+    },
+    get oneWire() {
+      return runtime.oneWire;
+    },
+  };
+  // It lists the registry's devices on each sample, so devices a reload adds or removes are followed.
+  const trends = new TrendStore(runtime.registry);
+  // Handed to the HTTP server and the WebSocket endpoint by reference: a reload assigns new guards into it.
+  const ctx: HttpContext = {
+    registry: runtime.registry,
+    feed: runtime.feed,
+    version: VERSION_TEXT,
+    metrics,
+    ...apiGuards(config.apis),
+    panel: config.apis.panel.enabled ? servedPanel() : undefined,
+    log,
+    trends,
+    reloadConfig: () =>
+      reload().catch((error: unknown) => {
+        throw error instanceof ConfigError ? new RequestError(400, 'ConfigError', error.message) : error;
+      }),
+  };
+  // Limits are read by admission and the WebSocket endpoint from this one object.
+  const limits = ctx.limits;
+  const server = createHttpServer(ctx);
+  // The HTTP server itself never listens (the listeners below hand it their
+  // connections); its connection tracking, which enforces the header and
+  // request timeouts, starts on 'listening'.
+  server.emit('listening');
+  options.afterBursts?.(server);
+  const wsContext = { registry: runtime.registry, feed: runtime.feed, allFiltered: config.apis.websocket.allFiltered };
+  let ws: WebSocketEndpoint | undefined;
+  let hook: Webhook | undefined;
+  let mqtt: MqttBridge | undefined;
+  let sparkplug: EdgeNode | undefined;
+
+  // The listener is a plain TCP server that hands its connections to the HTTP
+  // server: a new address can then be bound before the old one is closed,
+  // and closing a listener never touches the connections it accepted.
+  const connections = new Set<Socket>();
+  let listener: Listener | undefined;
+  const listening = { address: config.apis.address, port: config.apis.port };
+
+  let acceptWarnedAt = -Infinity;
+  const listen = (address: string, port: number): Promise<Listener> =>
+    new Promise((resolve, reject) => {
+      const next = createListener((socket) => {
+        connections.add(socket);
+        socket.once('close', () => connections.delete(socket));
+        server.emit('connection', socket);
+      });
+      next.once('error', reject);
+      next.listen(port, address, () => {
+        next.off('error', reject);
+        // Once listening, only accept() fails here (out of descriptors, say):
+        // that connection is lost, the listener stays open and serves on.
+        next.on('error', (error) => {
+          const now = performance.now();
+          const message = `HTTP server: a connection could not be accepted: ${error.message}`;
+          if (now - acceptWarnedAt >= 60_000) {
+            acceptWarnedAt = now;
+            log.warn(`${message} (further ones within a minute are logged at DEBUG)`);
+          } else log.debug(message);
+        });
+        resolve(next);
+      });
+    });
+
+  const components: Component[] = [
+    {
+      name: 'logging',
+      slice: (c) => c.logging,
+      start: () => undefined,
+      stop: () => undefined,
+      // Applied before every other component (see reload), so their lines go to the new file.
+      update: () => true,
+    },
+    {
+      name: 'access',
+      slice: (c) => [c.apis.auth, c.apis.allowedHosts, c.apis.limits],
+      start: () => undefined,
+      stop: () => undefined,
+      update(next) {
+        const fresh = apiGuards(next.apis);
+        if (fresh.limits.maxConnections !== limits.maxConnections || fresh.limits.maxConnectionsPerAddress !== limits.maxConnectionsPerAddress) {
+          log.warn('reload: apis.limits.max_connections and max_connections_per_address take effect at the next restart');
+        }
+        Object.assign(limits, fresh.limits);
+        server.headersTimeout = limits.headersTimeoutMs;
+        server.requestTimeout = limits.requestTimeoutMs;
+        ctx.auth = fresh.auth;
+        ctx.cors = fresh.cors;
+        ctx.host = fresh.host;
+        return true;
+      },
+    },
+    {
+      name: 'panel',
+      slice: (c) => c.apis.panel,
+      start: () => undefined,
+      stop: () => undefined,
+      update(next) {
+        ctx.panel = next.apis.panel.enabled ? servedPanel() : undefined;
+        return true;
+      },
+    },
+    {
+      name: 'websocket',
+      slice: (c) => c.apis.websocket,
+      start(next) {
+        if (!next.apis.websocket.enabled) return;
+        wsContext.allFiltered = next.apis.websocket.allFiltered;
+        ws = attachWebSocket(server, wsContext, ctx, log, { errorReplies: next.apis.websocket.errorReplies });
+      },
+      async stop() {
+        await ws?.close();
+        ws = undefined;
+      },
+      update(next) {
+        // Switched on or off: start or close it (the latter says goodbye to the clients).
+        if (next.apis.websocket.enabled !== (ws !== undefined)) return false;
+        // error_replies and the clients' access are settled after every component (see applyReload).
+        wsContext.allFiltered = next.apis.websocket.allFiltered;
+        return true;
+      },
+    },
+    {
+      name: 'webhook',
+      slice: (c) => c.apis.webhook,
+      start(next) {
+        hook = next.apis.webhook.enabled ? startWebhook(next.apis.webhook, runtime.feed, log) : undefined;
+      },
+      async stop() {
+        await hook?.stop();
+        hook = undefined;
+      },
+    },
+    {
+      name: 'mqtt',
+      slice: (c) => c.apis.mqtt,
+      async start(next) {
+        if (next.apis.mqtt.enabled) mqtt = await startMqttSafely(next);
+      },
+      async stop() {
+        await mqtt?.stop();
+        mqtt = undefined;
+      },
+    },
+    {
+      name: 'sparkplug',
+      slice: (c) => c.apis.sparkplug,
+      async start(next) {
+        if (next.apis.sparkplug.enabled) sparkplug = await startSparkplugSafely(next);
+      },
+      async stop() {
+        // A clean stop: NDEATH, so the host marks the metrics stale at once.
+        await sparkplug?.stop();
+        sparkplug = undefined;
+        metrics.sparkplug = undefined;
+      },
+    },
+    // Last at start-up: clients come once everything that serves them is in place.
+    {
+      name: 'listener',
+      slice: (c) => [c.apis.address, c.apis.port],
+      async start(next) {
+        listener = await listen(next.apis.address, next.apis.port);
+        const bound = listener.address();
+        Object.assign(listening, { address: next.apis.address, port: typeof bound === 'object' && bound ? bound.port : next.apis.port });
+      },
+      stop: () => new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve())),
+      async update(next) {
+        // The new one first: if it cannot be bound, the old one still serves and the reload fails.
+        const fresh = await listen(next.apis.address, next.apis.port);
+        const old = listener;
+        listener = fresh;
+        const bound = fresh.address();
+        Object.assign(listening, { address: next.apis.address, port: typeof bound === 'object' && bound ? bound.port : next.apis.port });
+        old?.close();
+        log.info(`listening on http://${next.apis.address}:${listening.port}`);
+        return true;
+      },
+    },
+  ];
+
+  /** MQTT is loaded only when enabled, so otherwise no client library is loaded and nothing connects. */
+  async function startMqttSafely(next: Config): Promise<MqttBridge | undefined> {
+    try {
+      const { startMqtt } = await import('./api/mqtt/bridge.js');
+      return startMqtt({ ...runtime, config: next.apis.mqtt, log });
+    } catch (error) {
+      // The other APIs serve on: a broken MQTT setup (e.g. an unreadable TLS file) must not stop the controller.
+      log.error(`MQTT: not started: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  /** Like MQTT: loaded only when enabled, and a broken setup leaves the other APIs serving. */
+  async function startSparkplugSafely(next: Config): Promise<EdgeNode | undefined> {
+    try {
+      const { startSparkplug } = await import('./api/sparkplug/start.js');
+      const node = startSparkplug(next, runtime, log);
+      metrics.sparkplug = () => node.stats();
+      return node;
+    } catch (error) {
+      log.error(`Sparkplug: not started: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  // One reload at a time: a second request waits for the first and then reads the file again.
+  let reloading: Promise<unknown> = Promise.resolve();
+  function reload(): Promise<ReloadReport> {
+    const run = reloading.then(() => applyReload(), () => applyReload());
+    reloading = run.catch(() => undefined);
+    return run;
+  }
+
+  async function applyReload(): Promise<ReloadReport> {
+    let checked: CheckedConfig;
+    try {
+      checked = readCheckedConfig(options.source);
+    } catch (error) {
+      if (error instanceof ConfigError) log.error(`reload refused, still serving the previous configuration: ${error.message}`);
+      throw error;
+    }
+    const previous = config;
+    const next = checked.config;
+    for (const warning of checked.warnings) log.warn(warning);
+    options.applyLogging(next);
+    const report: ReloadReport = { components: {}, buses: { kept: [], restarted: [], started: [], stopped: [] }, revokedWebSocketClients: 0 };
+    // The listener first: if the new address cannot be bound, the reload fails before anything changed.
+    const order = [...components.filter((c) => c.name === 'listener'), ...components.filter((c) => c.name !== 'listener')];
+    for (const component of order) {
+      if (JSON.stringify(component.slice(previous)) === JSON.stringify(component.slice(next))) {
+        report.components[component.name] = 'kept';
+        continue;
+      }
+      if (component.update && (await component.update(next))) {
+        report.components[component.name] = 'updated';
+        continue;
+      }
+      await component.stop();
+      await component.start(next);
+      report.components[component.name] = 'restarted';
+    }
+    report.revokedWebSocketClients = ws?.settingsChanged({ errorReplies: next.apis.websocket.errorReplies }) ?? 0;
+    report.buses = await runtime.reload(next, checked.findModel, { traceModbus: options.traceModbus });
+    // The MQTT bridge indexes the slaves and their devices when it starts (availability, discovery):
+    // after a bus was rebuilt, added or removed it starts again, so the broker sees the new set.
+    const busesChanged = report.buses.restarted.length + report.buses.started.length + report.buses.stopped.length > 0;
+    // So does the Sparkplug edge node: its births list the devices.
+    for (const [name, running] of [['mqtt', mqtt], ['sparkplug', sparkplug]] as const) {
+      const component = components.find((candidate) => candidate.name === name)!;
+      if (busesChanged && running !== undefined && report.components[name] === 'kept') {
+        await component.stop();
+        await component.start(next);
+        report.components[name] = 'restarted (the buses changed)';
+      }
+    }
+    config = next;
+    const changed = Object.entries(report.components).filter(([, what]) => what !== 'kept').map(([name, what]) => `${name} ${what}`);
+    const buses = [
+      ...report.buses.restarted.map((name) => `${name} restarted`),
+      ...report.buses.started.map((name) => `${name} started`),
+      ...report.buses.stopped.map((name) => `${name} stopped`),
+    ];
+    log.info(
+      `configuration reloaded from ${next.file ?? 'the built-in configuration'}: ${[...changed, ...buses].join(', ') || 'nothing changed'}` +
+        `${report.buses.kept.length > 0 ? `; buses kept polling: ${report.buses.kept.join(', ')}` : ''}` +
+        `${report.revokedWebSocketClients > 0 ? `; ${report.revokedWebSocketClients} WebSocket client(s) closed, their access was revoked` : ''}`,
+    );
+    return report;
+  }
+
+  return {
+    get config() {
+      return config;
+    },
+    runtime,
+    listening,
+    start() {
+      const run = (async () => {
+        await runtime.start();
+        trends.start();
+        for (const component of components) await component.start(config);
+        options.output(startupSummary({ ...config, apis: { ...config.apis, port: listening.port } }));
+        // A parent process (tests, supervisors) can wait for this line instead of polling.
+        log.info(`listening on http://${config.apis.address}:${listening.port}`);
+      })();
+      // A SIGHUP during start-up waits for it.
+      reloading = run.catch(() => undefined);
+      return run;
+    },
+    reload,
+    async stop(signal) {
+      log.info(`${signal}: shutting down`);
+      const steps = [
+        { name: 'trends', run: () => trends.stop() },
+        { name: 'WebSocket clients', run: () => ws?.close() },
+        { name: 'webhook', run: () => hook?.stop() },
+        { name: 'MQTT', run: () => mqtt?.stop() },
+        // NDEATH before the buses stop, so the host marks our metrics stale at once.
+        { name: 'Sparkplug', run: () => sparkplug?.stop() },
+        // Last: stops the buses and flushes aliases changed by the writes above.
+        { name: 'buses and devices', run: () => runtime.stop() },
+      ];
+      const stopAccepting = new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve()));
+      await shutDown({ server, stopAccepting, connections }, steps, log, SHUTDOWN_BOUND_MS);
+    },
+  };
+}
+
+/** The panel page, ready to send; none when running from unbundled sources. */
+function servedPanel() {
+  const page = builtinPanel();
+  return page === undefined ? undefined : preparePanel(page);
+}

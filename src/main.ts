@@ -17,7 +17,8 @@ import { startupSummary } from './config/summary.js';
 import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './exit-codes.js';
 import { createLogger, type LogLevel } from './log.js';
 import { openLogFile, type LogFile } from './log-file.js';
-import { buildRuntime } from './runtime.js';
+import { buildRuntime, type Runtime } from './runtime.js';
+import { ControlSetupError } from './control/output-control.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { startStatsLine } from './stats-line.js';
 import { VERSION, VERSION_TEXT } from './version.js';
@@ -120,7 +121,14 @@ function main(): void {
   const log = createLogger(level, output);
   for (const warning of warnings) log.warn(warning);
 
-  const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
+  let runtime: Runtime;
+  try {
+    runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
+  } catch (error) {
+    if (!(error instanceof ControlSetupError)) throw error;
+    process.stderr.write(`iogate: cannot start: ${error.message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
   const guards = apiGuards(config.apis);
   const server = createHttpServer({
     registry: runtime.registry,

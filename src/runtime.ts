@@ -17,6 +17,7 @@ import { AliasSaver, readAliasFile } from './registry/alias-store.js';
 import { ChangeFeed } from './registry/feed.js';
 import { Registry } from './registry/registry.js';
 import { createLink } from './transport/create-link.js';
+import { OutputControl } from './control/output-control.js';
 import type { Simulation } from './sim/simulation.js';
 
 // Assembles the daemon's core from a configuration: buses, slaves, devices,
@@ -49,7 +50,9 @@ export interface Runtime {
    * after a bound), so the first API answers carry values rather than nulls.
    */
   start(): Promise<void>;
-  /** Stops polling and the buses, and writes unsaved alias changes. */
+  /** The control layer: interlocks, pulses, covers. */
+  control: OutputControl;
+  /** Ends pulses and stops covers, stops polling and the buses, and writes unsaved alias and output state. */
   stop(): Promise<void>;
 }
 
@@ -124,6 +127,10 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
 
   const cycleGuard = new CycleGuard(buses, slaves, logAt);
 
+  // After the aliases: interlocks and covers may name outputs by alias.
+  const control = new OutputControl(registry, feed, log, config.stateDir, config.interlocks, config.covers);
+  registry.writeControl = control;
+
   return {
     registry,
     feed,
@@ -132,6 +139,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
     oneWire,
     simulations,
     plannedPollRate,
+    control,
     async start() {
       for (const simulation of simulations.values()) simulation.start();
       for (const bus of buses) bus.start();
@@ -146,8 +154,12 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       clearTimeout(bound);
       // The watchdog timeouts are known once the boards were read.
       cycleGuard.start();
+      // What a crash left switched on is known once the boards were read.
+      control.start();
     },
     async stop() {
+      // While the buses still run: pulses end and covers stop before iogate goes.
+      await control.stop();
       cycleGuard.stop();
       for (const { loop } of loops) loop.stop();
       for (const { bus } of oneWire) bus.stop();

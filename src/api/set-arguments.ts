@@ -21,6 +21,7 @@ const FIRST_PARAMETER: Readonly<Partial<Record<DeviceType, string>>> = {
   owbus: 'scan_interval',
   run: 'save',
   modbus_slave: 'print_log',
+  cover: 'command',
 };
 
 export function isFieldObject(value: unknown): value is Record<string, unknown> {

@@ -68,8 +68,8 @@ export class InterlockGroup {
       await switchOff(other);
       this.writeConfirmed(other);
     }
-    const wait = this.dwellLeft(target);
-    if (wait > 0) await sleep(wait);
+    // A timer may fire a fraction of a millisecond early: wait until the dwell has truly passed.
+    for (let wait = this.dwellLeft(target); wait > 0; wait = this.dwellLeft(target)) await sleep(Math.ceil(wait));
   }
 
   /** Ms until `target` may go on; the dwell counts from the last other member going off. */

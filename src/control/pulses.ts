@@ -36,13 +36,20 @@ export class PulseTimers {
 
   arm(output: Output, ms: number): void {
     clearTimeout(this.timers.get(output));
-    const timer = setTimeout(() => {
+    const endsAt = performance.now() + ms;
+    const fire = () => {
+      // A timer may fire a fraction of a millisecond early; the pulse is never shorter than asked.
+      const left = endsAt - performance.now();
+      if (left > 0) {
+        this.timers.set(output, setTimeout(fire, Math.ceil(left)));
+        return;
+      }
       this.timers.delete(output);
       this.end(output, `pulse of ${ms} ms on ${reference(output)} ended`, () => {
         if (!this.timers.has(output)) this.state.setPulse(reference(output), undefined);
       });
-    }, ms);
-    this.timers.set(output, timer);
+    };
+    this.timers.set(output, setTimeout(fire, ms));
   }
 
   /** A later write to the output: no off is pending any more. */

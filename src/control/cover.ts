@@ -40,8 +40,12 @@ interface Run {
 
 /** What a cover needs from the control layer. */
 export interface CoverDriver {
-  /** Switch one of the cover's outputs through its interlock (on waits out the dwell); rejects when the write failed. */
-  drive(output: Output, on: boolean): Promise<void>;
+  /**
+   * Switch one of the cover's outputs through its interlock (on waits out
+   * the dwell); resolves with the moment the write went on the wire, rejects
+   * when it failed.
+   */
+  drive(output: Output, on: boolean): Promise<number>;
   /** Switch off, retried until it lands (board offline). */
   failSafeOff(output: Output, why: string): void;
   save(name: string, saved: SavedCover, now: boolean): Promise<void>;
@@ -187,17 +191,19 @@ export class Cover extends Device<CoverWrite> {
     // Noted before the motor starts, so a restart after a crash knows the position is lost.
     await this.driver.save(this.circuit, this.saved(true), true);
     this.switching = true;
+    let startedAt: number;
     try {
-      await this.driver.drive(output, true);
+      startedAt = await this.driver.drive(output, true);
     } catch (error) {
       await this.driver.save(this.circuit, this.saved(false), false);
       throw error;
     } finally {
       this.switching = false;
     }
-    const run: Run = { direction, output, startedAt: performance.now(), from, goal, then, timer: undefined };
+    const run: Run = { direction, output, startedAt, from, goal, then, timer: undefined };
     this.run = run;
-    this.arm(run, seconds);
+    // The run's length counts from when the motor started, not from when the write was confirmed.
+    this.arm(run, seconds - (performance.now() - startedAt) / 1000);
     this.ticker ??= setInterval(() => this.tick(), TICK_MS);
     this.driver.publish(this);
   }
@@ -223,15 +229,16 @@ export class Cover extends Device<CoverWrite> {
     if (!run) return;
     clearTimeout(run.timer);
     this.switching = true;
+    let stoppedAt: number;
     try {
-      await this.driver.drive(run.output, false);
+      stoppedAt = await this.driver.drive(run.output, false);
     } catch (error) {
       this.lose(`stopping it failed (${(error as Error).message})`);
       throw error;
     } finally {
       this.switching = false;
     }
-    this.endRun(run, performance.now());
+    this.endRun(run, stoppedAt);
   }
 
   private endRun(run: Run, at: number): void {
@@ -276,6 +283,14 @@ export class Cover extends Device<CoverWrite> {
   private stopTicker(): void {
     clearInterval(this.ticker);
     this.ticker = undefined;
+  }
+
+  /** A client wrote 0 to the running output (allowed: stopping is always safe); the run ends where the motor stopped. */
+  stoppedOutside(output: Output, at: number): void {
+    const run = this.run;
+    if (!run || run.output !== output) return;
+    this.driver.log.info(`cover ${this.circuit}: stopped by a write of 0 to ${label(output)}`);
+    this.endRun(run, at);
   }
 
   /** An output of this cover changed, as reads and writes report it. */

@@ -17,7 +17,7 @@ interface Pending {
 }
 
 /** `stillWanted` is asked under the output's locks, just before the write: false when a later write took over. */
-export type SwitchOff = (output: Output, stillWanted: () => boolean) => Promise<void>;
+export type SwitchOff = (output: Output, stillWanted: () => boolean) => Promise<unknown>;
 
 export class FailSafeOffs {
   private readonly pending = new Map<Output, Pending>();

@@ -3,6 +3,7 @@ import type { Device } from '../devices/device.js';
 import { ValidationError, binary, decimal, integer } from '../devices/fields.js';
 import { RequestError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { currentRequestContext, withRequestContext } from '../modbus/request-context.js';
 import type { ChangeFeed } from '../registry/feed.js';
 import type { Registry } from '../registry/registry.js';
 import type { AdmittedWrite, WriteControl } from '../registry/write.js';
@@ -128,14 +129,18 @@ export class OutputControl implements WriteControl {
         this.underLocks(device, async () => {
           if (turnsOn) await this.clearGroupsFor(device);
           if (pulseMs !== undefined) await this.pulses.noteBefore(device, pulseMs);
+          let sentAt: number | undefined;
           try {
-            await action();
+            // The client's context (its signal, its deadline), plus the moment the write goes on the wire.
+            await withRequestContext({ ...currentRequestContext(), onSent: (at) => (sentAt = at) }, action);
           } catch (error) {
             for (const group of groups ?? []) group.writeFailed(device);
             if (pulseMs !== undefined) this.pulses.forget(device);
             throw error;
           }
           for (const group of groups ?? []) group.writeConfirmed(device);
+          // A client switching a cover's output off stops the cover, timed from when the board switched.
+          if (cover && stateOf(device) === 'off') cover.stoppedOutside(device, sentAt ?? performance.now());
           // A later write to the output cancels the pending off of a pulse or a fail-safe retry.
           this.offs.cancel(device);
           if (pulseMs !== undefined) this.pulses.arm(device, pulseMs);
@@ -159,30 +164,43 @@ export class OutputControl implements WriteControl {
   }
 
   private async clearGroupsFor(output: Output): Promise<void> {
-    for (const group of this.groupsOf.get(output) ?? []) await group.clearFor(output, (other) => this.switchRaw(other, false));
+    for (const group of this.groupsOf.get(output) ?? []) await group.clearFor(output, async (other) => void (await this.switchRaw(other, false)));
   }
 
-  /** The layer's own switching (pulse end, cover, fail-safe off): the same locks and checks as a client's write. */
-  private switchUnderLocks(output: Output, on: boolean, stillWanted: () => boolean = () => true): Promise<void> {
+  /**
+   * The layer's own switching (pulse end, cover, fail-safe off): the same
+   * locks and checks as a client's write. Resolves with the moment the write
+   * went on the wire, when the board acted on it.
+   */
+  private switchUnderLocks(output: Output, on: boolean, stillWanted: () => boolean = () => true): Promise<number> {
     return this.underLocks(output, async () => {
-      if (!stillWanted()) return;
+      if (!stillWanted()) return performance.now();
       if (on) await this.clearGroupsFor(output);
+      let sentAt: number;
       try {
-        await this.switchRaw(output, on);
+        sentAt = await this.switchRaw(output, on);
       } catch (error) {
         for (const group of this.groupsOf.get(output) ?? []) group.writeFailed(output);
         throw error;
       }
       for (const group of this.groupsOf.get(output) ?? []) group.writeConfirmed(output);
+      return sentAt;
     });
   }
 
-  private async switchRaw(output: Output, on: boolean): Promise<void> {
+  /**
+   * In a context of its own: the layer's writes belong to no client, so a
+   * client that went away (its signal aborted) never drops a pulse's end or a
+   * cover's stop.
+   */
+  private async switchRaw(output: Output, on: boolean): Promise<number> {
+    let sentAt: number | undefined;
     try {
-      await output.prepareWrite({ value: on ? 1 : 0 })();
+      await withRequestContext({ onSent: (at) => (sentAt = at) }, () => output.prepareWrite({ value: on ? 1 : 0 })());
     } finally {
       if (output.settle()) this.feed.publish([output]);
     }
+    return sentAt ?? performance.now();
   }
 
   private driver() {

@@ -21,6 +21,8 @@ export interface RequestContext {
   readonly signal?: ClientSignal;
   /** performance.now() after which the request must not go on the wire. */
   readonly deadline?: number;
+  /** Told when a write goes on the wire: the control layer times a cover's motor from it. */
+  readonly onSent?: (at: number) => void;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

@@ -8,6 +8,8 @@ export interface OutputBit {
   name: string;
   register: number;
   bit: number;
+  /** Index into the timeline's boards; 0 unless told. */
+  board?: number;
 }
 
 export interface Sample {
@@ -18,26 +20,30 @@ export interface Sample {
 
 export class OutputTimeline {
   readonly samples: Sample[] = [];
-  private readonly restore: () => void;
+  private readonly restores: Array<() => void> = [];
+  private readonly boards: readonly SimulatedBoard[];
 
   constructor(
-    private readonly board: SimulatedBoard,
+    boards: SimulatedBoard | readonly SimulatedBoard[],
     readonly outputs: readonly OutputBit[],
   ) {
-    const writeCoils = board.writeCoils.bind(board);
-    const writeRegisters = board.writeRegisters.bind(board);
-    board.writeCoils = (address, values) => this.after(writeCoils(address, values));
-    board.writeRegisters = (address, values) => this.after(writeRegisters(address, values));
-    this.restore = () => {
-      board.writeCoils = writeCoils;
-      board.writeRegisters = writeRegisters;
-    };
+    this.boards = Array.isArray(boards) ? boards : [boards as SimulatedBoard];
+    for (const board of this.boards) {
+      const writeCoils = board.writeCoils.bind(board);
+      const writeRegisters = board.writeRegisters.bind(board);
+      board.writeCoils = (address, values) => this.after(writeCoils(address, values));
+      board.writeRegisters = (address, values) => this.after(writeRegisters(address, values));
+      this.restores.push(() => {
+        board.writeCoils = writeCoils;
+        board.writeRegisters = writeRegisters;
+      });
+    }
     this.sample();
   }
 
-  /** The outputs' states now, at the board. */
+  /** The outputs' states now, at the boards. */
   now(): boolean[] {
-    return this.outputs.map(({ register, bit }) => ((this.board.get('holding', register) >> bit) & 1) === 1);
+    return this.outputs.map(({ register, bit, board = 0 }) => ((this.boards[board]!.get('holding', register) >> bit) & 1) === 1);
   }
 
   isOn(name: string): boolean {
@@ -51,7 +57,7 @@ export class OutputTimeline {
   }
 
   stop(): void {
-    this.restore();
+    for (const restore of this.restores) restore();
   }
 
   private after(result: boolean): boolean {
@@ -71,4 +77,4 @@ export class OutputTimeline {
 export const BRAIN_DO = (n: number): OutputBit => ({ name: `do/1_0${n}`, register: 1, bit: n - 1 });
 export const BRAIN_LED = (n: number): OutputBit => ({ name: `led/1_0${n}`, register: 20, bit: n - 1 });
 /** E-8DI8RO section (`01`) as device 2: relay i is bit i of register 1. */
-export const RELAY_01 = (device: number, n: number): OutputBit => ({ name: `ro/${device}_0${n}`, register: 1, bit: n - 1 });
+export const RELAY_01 = (device: number, n: number, board: number): OutputBit => ({ name: `ro/${device}_0${n}`, register: 1, bit: n - 1, board });

@@ -394,7 +394,7 @@ export class SlaveUnit {
     if (priority === 'write' && this.state === 'offline') throw new ModbusError('offline', this.offlineReason()!);
     const context = priority === 'write' ? currentRequestContext() : undefined;
     try {
-      const response = await this.bus.request(this.unit, request, priority, { retries, signal: context?.signal, deadline: context?.deadline });
+      const response = await this.bus.request(this.unit, request, priority, { retries, signal: context?.signal, deadline: context?.deadline, onSent: context?.onSent });
       this.stats.requests++;
       return response;
     } catch (error) {

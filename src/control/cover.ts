@@ -243,6 +243,8 @@ export class Cover extends Device<CoverWrite> {
 
   private endRun(run: Run, at: number): void {
     clearTimeout(run.timer);
+    // Already ended where the motor stopped (a client wrote 0 while the cover was stopping it).
+    if (this.run !== run) return;
     const seconds = (at - run.startedAt) / 1000;
     if (run.goal.kind === 'end' && seconds >= secondsToEnd(this.config, run.from, run.direction)) {
       this.pose = endPose(run.direction);

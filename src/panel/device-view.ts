@@ -1,5 +1,6 @@
 import type { Device } from './api.js';
 import { formatNumber, h, setAttr, setText } from './dom.js';
+import { buildCoverControls, coverSummary } from './cover-controls.js';
 import { alias, deviceLabel } from './labels.js';
 
 // One card per device. It is built once; later states patch only the parts
@@ -96,6 +97,7 @@ export class DeviceView {
     this.root = h('article', { class: 'dev', 'data-key': this.key }, head);
     if (SWITCHES.has(device.dev) || device.dev === 'wd' || device.dev === 'watchdog') head.append(this.buildSwitch());
     if (device.dev === 'ao') this.root.append(this.buildRange());
+    if (device.dev === 'cover') this.root.append(buildCoverControls(device, (fields) => this.run(fields), this.refreshers));
     const settings = SETTINGS[device.dev];
     if (settings || !NOT_ALIASABLE.has(device.dev)) {
       const more = h('button', { type: 'button', class: 'more', text: 'Settings', 'aria-expanded': 'false', 'aria-label': `Settings ${deviceLabel(device)}` });
@@ -159,6 +161,10 @@ export class DeviceView {
       setAttr(lamp, 'data-on', on ? 'true' : 'false');
       const counter = device.counter === undefined ? '' : ` · counter ${formatNumber(device.counter)}`;
       setText(this.value.lastChild!, `${on ? 'on' : 'off'}${counter}`);
+      return;
+    }
+    if (dev === 'cover') {
+      setText(this.value, coverSummary(device));
       return;
     }
     if (dev === 'modbus_slave') {

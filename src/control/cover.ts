@@ -1,5 +1,6 @@
 import type { CoverConfig } from '../config/types.js';
 import { Device, type DeviceState } from '../devices/device.js';
+import { ModbusError } from '../modbus/errors.js';
 import { ValidationError, decimal, oneOf, type FieldSpec } from '../devices/fields.js';
 import type { SavedCover } from './control-state.js';
 import { moved, secondsToEnd, secondsToPosition, type Direction, type Pose } from './cover-travel.js';
@@ -70,6 +71,7 @@ export class Cover extends Device<CoverWrite> {
   private ticker: NodeJS.Timeout | undefined;
   /** True while the cover switches its own outputs, so their events are not taken for someone else's. */
   private switching = false;
+  private readonly outsideWrites = new Set<Output>();
 
   constructor(
     private readonly config: CoverConfig,
@@ -128,6 +130,9 @@ export class Cover extends Device<CoverWrite> {
   }
 
   private async command(params: Partial<CoverWrite>): Promise<void> {
+    // Refused now, as any write to an offline board: never kept to run when the board is back.
+    const offline = this.up.unavailable() ?? this.down.unavailable();
+    if (offline !== undefined) throw new ModbusError('offline', `cover ${this.circuit}: ${offline}`);
     if (params.command === 'stop') return this.halt();
     if (params.command === 'open' || params.command === 'close') {
       return this.begin({ kind: 'end', direction: params.command === 'open' ? 'up' : 'down' }, undefined);
@@ -287,6 +292,16 @@ export class Cover extends Device<CoverWrite> {
     this.ticker = undefined;
   }
 
+  /**
+   * A client's write to one of the outputs is on its way: until it is
+   * confirmed (stoppedOutside) a read showing the output off is that write,
+   * and the run ends at the moment it went on the wire, not when a read saw it.
+   */
+  outsideWrite(output: Output, pending: boolean): void {
+    if (pending) this.outsideWrites.add(output);
+    else this.outsideWrites.delete(output);
+  }
+
   /** A client wrote 0 to the running output (allowed: stopping is always safe); the run ends where the motor stopped. */
   stoppedOutside(output: Output, at: number): void {
     const run = this.run;
@@ -297,7 +312,7 @@ export class Cover extends Device<CoverWrite> {
 
   /** An output of this cover changed, as reads and writes report it. */
   observe(output: Output, active: boolean): void {
-    if (this.switching) return;
+    if (this.switching || this.outsideWrites.has(output)) return;
     const state = stateOf(output);
     const run = this.run;
     if (run && output === run.output && state === 'off') {

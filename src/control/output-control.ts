@@ -130,6 +130,7 @@ export class OutputControl implements WriteControl {
           if (turnsOn) await this.clearGroupsFor(device);
           if (pulseMs !== undefined) await this.pulses.noteBefore(device, pulseMs);
           let sentAt: number | undefined;
+          cover?.outsideWrite(device, true);
           try {
             // The client's context (its signal, its deadline), plus the moment the write goes on the wire.
             await withRequestContext({ ...currentRequestContext(), onSent: (at) => (sentAt = at) }, action);
@@ -137,6 +138,8 @@ export class OutputControl implements WriteControl {
             for (const group of groups ?? []) group.writeFailed(device);
             if (pulseMs !== undefined) this.pulses.forget(device);
             throw error;
+          } finally {
+            cover?.outsideWrite(device, false);
           }
           for (const group of groups ?? []) group.writeConfirmed(device);
           // A client switching a cover's output off stops the cover, timed from when the board switched.

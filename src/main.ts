@@ -21,6 +21,7 @@ import { buildRuntime, type Runtime } from './runtime.js';
 import { ControlSetupError } from './control/output-control.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { startStatsLine } from './stats-line.js';
+import { TrendStore } from './trends/trend-store.js';
 import { VERSION, VERSION_TEXT } from './version.js';
 
 // Command-line entry of the daemon.
@@ -130,12 +131,14 @@ function main(): void {
     process.exit(EXIT_CONFIG);
   }
   const guards = apiGuards(config.apis);
+  const trends = new TrendStore(runtime.registry);
   const server = createHttpServer({
     registry: runtime.registry,
     feed: runtime.feed,
     version: VERSION_TEXT,
     metrics: runtime,
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
+    trends,
     ...guards,
   });
   const { websocket, webhook } = config.apis;
@@ -164,6 +167,7 @@ function main(): void {
   if (statsMs > 0) startStatsLine(runtime, statsMs, (line) => process.stderr.write(line));
   let mqtt: MqttBridge | undefined;
   void runtime.start().then(async () => {
+    trends.start();
     if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
     server.listen(config.apis.port, config.apis.address, () => {
       const address = server.address();

@@ -98,7 +98,7 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       const period = deviceConfig.scanFrequency > 0 ? 1000 / deviceConfig.scanFrequency : 0;
       const slave = new SlaveUnit(deviceConfig.name, deviceConfig.slaveId, model, bus, period, onChange, logAt);
       for (const device of buildDevices(slave, { globalId, log: (message) => log.warn(message) })) registry.add(device);
-      const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig));
+      const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig), { model: model.name, product: productOf(busConfig, deviceConfig, model.name) });
       slaveDevices.set(slave, slaveDevice);
       registry.add(slaveDevice);
       if (deviceConfig.deviceInfo) registry.add(new DeviceInfo(deviceConfig.name, deviceConfig.deviceInfo));
@@ -167,6 +167,16 @@ export function buildRuntime(config: Config, findModel: (name: string) => BoardM
       await Promise.all([saver.flush(), ...buses.map((bus) => bus.stop())]);
     },
   };
+}
+
+/**
+ * The Unipi product a board belongs to: the bus's device_info model (autogen
+ * writes `M503` there for a controller's own boards), else a device's own
+ * device_info model when it names more than the board; null when unknown.
+ */
+function productOf(bus: BusConfig, device: BusConfig['devices'][number], boardModel: string): string | null {
+  const named = (model: string | undefined) => (model && model !== 'unknown' && model !== boardModel ? model : undefined);
+  return named(bus.deviceInfo?.model) ?? named(device.deviceInfo?.model) ?? null;
 }
 
 function slaveLink(bus: BusConfig): SlaveLink {

@@ -38,7 +38,7 @@ function errorText(status: number, body: unknown): string {
   return `HTTP ${status}`;
 }
 
-async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
+export async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
   let response: Response;
   try {
     response = await fetch(path, {

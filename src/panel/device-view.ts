@@ -1,7 +1,8 @@
 import type { Device } from './api.js';
 import { formatNumber, h, setAttr, setText } from './dom.js';
 import { buildCoverControls, coverSummary } from './cover-controls.js';
-import { alias, deviceLabel } from './labels.js';
+import { alias, deviceLabel, sensorTitle } from './labels.js';
+import { addPoint, drawChart, seriesKey, svgElement } from './trends.js';
 
 // One card per device. It is built once; later states patch only the parts
 // whose text changed. Writes go through `Actions`, which reports the board's
@@ -13,6 +14,35 @@ export interface Actions {
    * live feed will bring it), rejects with a message the card shows.
    */
   write(view: DeviceView, fields: Record<string, unknown>): Promise<Device | undefined>;
+  /** Opens the big chart of one trended value. */
+  openTrend(key: string, title: string, unit: string): void;
+}
+
+/** A card's state, as a class on it (`card-live`, `card-offline` …), for styles to follow. */
+export type CardState = 'live' | 'offline';
+
+/** Values with a trend chart, per `dev`: the field, its label on the card (empty: the card's main value) and its unit. */
+const TRENDED: Record<string, Array<{ field: string; label: string; unit?: string }>> = {
+  ai: [{ field: 'value', label: '' }],
+  ao: [{ field: 'value', label: '' }],
+  temp: [{ field: 'value', label: '', unit: '°C' }],
+};
+/** A DS2438's readings, each on a row of its own. */
+const MULTI_SENSOR = [
+  { field: 'temp', label: 'Temperature', unit: '°C' },
+  { field: 'humidity', label: 'Humidity', unit: '%RH' },
+  { field: 'vdd', label: 'Supply (VDD)', unit: 'V' },
+  { field: 'vad', label: 'Sensed (VAD)', unit: 'V' },
+];
+
+interface Trend {
+  key: string;
+  field: string;
+  unit: string;
+  svg: SVGSVGElement;
+  button: HTMLButtonElement;
+  /** The row's value text, for readings on rows of their own. */
+  text?: HTMLElement;
 }
 
 const SWITCHES = new Set(['do', 'ro', 'led', 'output', 'relay', 'digitaloutput']);
@@ -87,15 +117,27 @@ export class DeviceView {
   private writesInFlight = 0;
   /** Lower-case text the search box matches against. */
   haystack = '';
+  private readonly trends: Trend[] = [];
+  private cardState: CardState = 'live';
 
   constructor(device: Device, private readonly actions: Actions, readonly typeLabel: string) {
     this.device = device;
     this.key = `${device.dev}/${device.circuit}`;
     this.nameText = h('span', { class: 'name' });
     this.value = h('span', { class: 'val' });
-    const head = h('div', { class: 'head' }, this.nameText, this.value);
-    this.root = h('article', { class: 'dev', 'data-key': this.key }, head);
-    if (SWITCHES.has(device.dev) || device.dev === 'wd' || device.dev === 'watchdog') head.append(this.buildSwitch());
+    const watchdog = device.dev === 'wd' || device.dev === 'watchdog';
+    // A watchdog's timeout goes under its name, so the name is never cut.
+    const head = watchdog ? h('div', { class: 'head' }, this.nameText) : h('div', { class: 'head' }, this.nameText, this.value);
+    this.root = h('article', { class: 'dev card-live', 'data-key': this.key }, head);
+    if (SWITCHES.has(device.dev) || watchdog) head.append(this.buildSwitch());
+    if (watchdog) this.root.append(h('div', { class: 'sub' }, this.value));
+    // The card's main value gets its chart beside it, in the head.
+    for (const trended of TRENDED[device.dev] ?? []) head.insertBefore(this.buildTrend(trended.field, trended.label, trended.unit), this.value);
+    if (device.dev === '1wdevice' && 'humidity' in device) {
+      const rows = h('div', { class: 'readings' });
+      for (const reading of MULTI_SENSOR) rows.append(this.buildTrend(reading.field, reading.label, reading.unit));
+      this.root.append(rows);
+    }
     if (device.dev === 'ao') this.root.append(this.buildRange());
     if (device.dev === 'cover') this.root.append(buildCoverControls(device, (fields) => this.run(fields), this.refreshers));
     const settings = SETTINGS[device.dev];
@@ -122,17 +164,61 @@ export class DeviceView {
     const name = alias(device);
     const label = deviceLabel(device);
     this.haystack = `${device.dev} ${device.circuit} ${name} ${this.typeLabel}`.toLowerCase();
-    const small = name ? `${device.dev} ${device.circuit}` : device.dev;
+    // 1-Wire sensors are named by what they are; their long address goes to the small print.
+    const title = sensorTitle(device);
+    const small = name || title ? `${device.dev} ${device.circuit}${title && typeof device.type === 'string' ? ` · ${device.type}` : ''}` : device.dev;
     if (this.nameText.dataset['label'] !== label) {
       this.nameText.dataset['label'] = label;
-      this.nameText.replaceChildren(name || String(device.circuit), h('small', { text: small }));
+      this.nameText.replaceChildren(name || title || String(device.circuit), h('small', { text: small }));
       this.root.setAttribute('aria-label', label);
       if (this.switchEl) this.switchEl.setAttribute('aria-label', label);
       this.more?.setAttribute('aria-label', `Settings ${label}`);
     }
     this.renderValue(device);
     for (const refresh of this.refreshers) refresh(device, resetControls);
+    for (const trend of this.trends) {
+      addPoint(trend.key, device[trend.field]);
+      this.drawTrend(trend);
+    }
     return true;
+  }
+
+  /** Redraws a trend whose history just arrived. */
+  redrawTrend(key: string): void {
+    for (const trend of this.trends) if (trend.key === key) this.drawTrend(trend);
+  }
+
+  /** The hook for card states: one class per state, `card-live` until told otherwise. */
+  setCardState(state: CardState): void {
+    if (state === this.cardState) return;
+    this.root.classList.replace(`card-${this.cardState}`, `card-${state}`);
+    this.cardState = state;
+  }
+
+  private buildTrend(field: string, label: string, unit?: string): HTMLElement {
+    const key = seriesKey(this.device.dev, String(this.device.circuit), field);
+    const svg = svgElement('svg', { viewBox: '0 0 120 24', width: 120, height: 24, 'aria-hidden': 'true', focusable: 'false' });
+    const what = `${label || 'value'} ${deviceLabel(this.device)}`;
+    const button = h('button', { type: 'button', class: 'spark', 'aria-label': `Trend of ${what}, last hour` });
+    button.append(svg);
+    const trend: Trend = { key, field, unit: unit ?? '', svg, button };
+    button.addEventListener('click', () => this.actions.openTrend(key, `${label || 'Value'} · ${deviceLabel(this.device)}`, this.unitOf(trend)));
+    this.trends.push(trend);
+    if (!label) return button;
+    trend.text = h('span', { class: 'rval' });
+    return h('div', { class: 'reading' }, h('span', { class: 'rlabel', text: label }), trend.text, button);
+  }
+
+  private unitOf(trend: Trend): string {
+    return trend.unit || (typeof this.device.unit === 'string' ? this.device.unit : '');
+  }
+
+  private drawTrend(trend: Trend): void {
+    drawChart(trend.svg, trend.key, { width: 120, height: 24 });
+    if (trend.text) {
+      const value = this.device[trend.field];
+      setText(trend.text, value === null || value === undefined ? '–' : `${formatNumber(value)} ${trend.unit}`);
+    }
   }
 
   showError(message: string): void {
@@ -169,6 +255,17 @@ export class DeviceView {
     }
     if (dev === 'modbus_slave') {
       setText(this.value, slaveState(device));
+      return;
+    }
+    if (dev === '1wdevice') {
+      // A DS2438's readings are on rows of their own; a PIO chip shows its pins as bits.
+      const lost = device.lost === true ? 'lost' : '';
+      if ('humidity' in device) setText(this.value, lost);
+      else setText(this.value, lost || (typeof device.value === 'number' ? `pins ${device.value.toString(2).padStart(8, '0')}` : '–'));
+      return;
+    }
+    if (dev === 'temp') {
+      setText(this.value, device.lost === true ? 'lost' : `${formatNumber(device.value)} °C`);
       return;
     }
     if (dev === 'device_info') {

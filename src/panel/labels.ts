@@ -33,8 +33,27 @@ export function deviceLabel(device: Device): string {
   return name ? `${name} (${base})` : base;
 }
 
+/** What a 1-Wire device is, for its card's title; '' for anything else. */
+export function sensorTitle(device: Device): string {
+  switch (device.dev) {
+    case 'temp':
+      return 'Thermometer';
+    case '1wdevice':
+      return 'humidity' in device ? 'Humidity sensor' : 'Digital I/O';
+    case 'owbus':
+      return '1-Wire bus';
+    default:
+      return '';
+  }
+}
+
+/** 1-Wire devices have a section of their own. */
+export const ONE_WIRE_BOARD = '1-wire';
+const ONE_WIRE_TYPES = new Set(['temp', '1wdevice', 'sensor', 'owbus']);
+
 /** The board (slave) a device belongs to: its circuit's group number, or the circuit of a per-board device. */
 export function boardOf(device: Device): string {
+  if (ONE_WIRE_TYPES.has(device.dev)) return ONE_WIRE_BOARD;
   // A cover is named by the user (living_room); it sits with the board of its up output (`ro/2_01`).
   if (device.dev === 'cover' && typeof device.up === 'string') return boardOf({ dev: 'ro', circuit: device.up.slice(device.up.indexOf('/') + 1) });
   const circuit = String(device.circuit);

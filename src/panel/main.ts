@@ -1,8 +1,9 @@
 import { NeedsToken, listAll, listType, saveAliases, setToken, token, write, type Device } from './api.js';
 import { DeviceView, slaveState, type Actions } from './device-view.js';
 import { formatNumber, h, setAttr, setText } from './dom.js';
-import { boardOf, typeName } from './labels.js';
+import { ONE_WIRE_BOARD, boardOf, typeName } from './labels.js';
 import { startLiveFeed, type LinkState } from './live.js';
+import { drawChart, extent, loadTrends, svgElement } from './trends.js';
 
 // The control panel: every device of every board, grouped by board and type,
 // kept live over /ws. The list is built once; pushes are collected per device
@@ -21,6 +22,17 @@ const tokenDialog = $<HTMLDialogElement>('token-dialog');
 const tokenInput = $<HTMLInputElement>('token-input');
 const tokenError = $<HTMLElement>('token-error');
 const tokenButton = $<HTMLButtonElement>('token-button');
+const trendDialog = $<HTMLDialogElement>('trend-dialog');
+const trendTitle = $<HTMLElement>('trend-title');
+const trendRange = $<HTMLElement>('trend-range');
+const trendChart = svgElement('svg', { viewBox: '0 0 640 260', class: 'chart', role: 'img' });
+$<HTMLElement>('trend-chart').append(trendChart);
+
+/**
+ * Types that are registers or the boards' inner workings: per board, behind a
+ * "registers (N)" disclosure that starts closed, so the I/O comes first.
+ */
+const INTERNAL = new Set(['register', 'modbus_slave', 'device_info', 'owpower', 'nv_save', 'owbus', 'run']);
 
 interface TypeGroup {
   root: HTMLElement;
@@ -35,6 +47,8 @@ interface Board {
   state: HTMLElement;
   stats: HTMLElement;
   groups: Map<string, TypeGroup>;
+  /** The disclosure holding the internal groups, made with the first of them. */
+  internal?: { root: HTMLDetailsElement; summary: HTMLElement; userOpen: boolean };
 }
 
 const views = new Map<string, DeviceView>();
@@ -53,23 +67,58 @@ const actions: Actions = {
       // With the live feed up, the write's own change comes over the WebSocket, in order with
       // every change after it. The reply comes over another connection and can arrive after a
       // later change's push (the next scan's reading), so showing it would put an older state
-      // back; the card keeps what the feed says.
-      return linkLive ? undefined : confirmed;
+      // back; the card keeps what the feed says. Settings (alias, debounce, a watchdog's
+      // timeout) are not pushed, as in EVOK, so those fields come from the reply.
+      return linkLive && confirmed ? withSettings(view.device, confirmed, fields) : confirmed;
     } catch (error) {
       if (error instanceof NeedsToken) askToken(error.message);
       throw error;
     }
   },
+  openTrend(key, title, unit) {
+    openTrend = { key, unit };
+    setText(trendTitle, title);
+    trendChart.setAttribute('aria-label', `${title}, last hour`);
+    drawOpenTrend();
+    if (!trendDialog.open) trendDialog.showModal();
+  },
 };
+
+/** The trend in the big chart while its dialog is open, redrawn with every reading. */
+let openTrend: { key: string; unit: string } | undefined;
+
+function drawOpenTrend(): void {
+  if (!openTrend) return;
+  drawChart(trendChart, openTrend.key, { width: 640, height: 260, left: 56, bottom: 22 }, true);
+  const range = extent(openTrend.key);
+  const unit = openTrend.unit ? ` ${openTrend.unit}` : '';
+  setText(trendRange, range ? `Last hour: ${formatNumber(range[0])} to ${formatNumber(range[1])}${unit}` : 'No readings in the last hour yet');
+}
+
+trendDialog.addEventListener('close', () => (openTrend = undefined));
+
+/**
+ * The card's state with the written fields other than `value` taken from a write's reply;
+ * undefined when there are none. A value comes over the feed, in order with later readings.
+ */
+function withSettings(current: Device, confirmed: Device, written: Record<string, unknown>): Device | undefined {
+  const settings = Object.keys(written).filter((field) => field !== 'value' && field in confirmed);
+  if (settings.length === 0 && !('alias' in written)) return undefined;
+  const merged: Device = { ...current };
+  for (const field of settings) merged[field] = confirmed[field];
+  // An alias removed is a field gone from the reply.
+  if ('alias' in written && !('alias' in confirmed)) delete merged['alias'];
+  return merged;
+}
 
 function boardFor(id: string): Board {
   let board = boards.get(id);
   if (board) return board;
-  const title = h('span', { text: id === '' ? 'Other devices' : `Board ${id}` });
+  const title = h('span', { text: boardTitle(id) });
   const state = h('span', { class: 'state', hidden: true });
   const stats = h('span', { class: 'stats' });
   const heading = h('h2', {}, title, state, stats);
-  const root = h('section', { class: 'board', 'data-board': id, 'aria-label': id === '' ? 'Other devices' : `Board ${id}` }, heading);
+  const root = h('section', { class: 'board', 'data-board': id, 'aria-label': boardTitle(id) }, heading);
   board = { id, root, title, state, stats, groups: new Map() };
   boards.set(id, board);
   // Boards in numeric order, "other" last.
@@ -77,12 +126,31 @@ function boardFor(id: string): Board {
     .filter((other) => other !== board && compareBoards(other.id, id) > 0)
     .sort((a, b) => compareBoards(a.id, b.id))[0];
   boardsEl.insertBefore(root, after?.root ?? null);
-  boardFilter.append(h('option', { value: id, text: id === '' ? 'Other' : `Board ${id}` }));
+  boardFilter.append(h('option', { value: id, text: id === '' ? 'Other' : boardTitle(id) }));
   return board;
 }
 
+/** Until its modbus_slave is known: "Board 1", "1-Wire", "Other devices". */
+function boardTitle(id: string, slave?: Device): string {
+  if (id === '') return 'Other devices';
+  if (id === ONE_WIRE_BOARD) return '1-Wire';
+  if (!slave) return `Board ${id}`;
+  // "M503 · board 00 · slave 1"; an extension module is named by its model: "xS11 · slave 2".
+  const parts: string[] = [];
+  const product = typeof slave.product === 'string' ? slave.product : '';
+  const model = typeof slave.model === 'string' ? slave.model : '';
+  if (product) parts.push(product);
+  if (/^[0-9a-f]{2}$/i.test(model)) parts.push(`board ${model}`);
+  else if (model && model !== product) parts.push(model);
+  parts.push(`slave ${formatNumber(slave.slave_id)}`);
+  const text = parts.join(' · ');
+  return text.startsWith('board') ? `B${text.slice(1)}` : text;
+}
+
+/** Boards in numeric order, then 1-Wire, then "other". */
 function compareBoards(a: string, b: string): number {
-  if (a === '' || b === '') return a === b ? 0 : a === '' ? 1 : -1;
+  const rank = (id: string) => (id === '' ? 2 : id === ONE_WIRE_BOARD ? 1 : 0);
+  if (rank(a) !== rank(b)) return rank(a) - rank(b);
   return Number(a) - Number(b) || a.localeCompare(b);
 }
 
@@ -93,9 +161,28 @@ function groupFor(board: Board, dev: string): TypeGroup {
   const root = h('div', { class: 'group', 'data-type': dev }, h('h3', { text: typeName(dev) }), grid);
   group = { root, grid, views: [] };
   board.groups.set(dev, group);
-  board.root.append(root);
+  if (INTERNAL.has(dev)) internalOf(board).root.append(root);
+  else board.root.insertBefore(root, board.internal?.root ?? null);
   if (![...typeFilter.options].some((option) => option.value === dev)) typeFilter.append(h('option', { value: dev, text: typeName(dev) }));
   return group;
+}
+
+function internalOf(board: Board): NonNullable<Board['internal']> {
+  if (board.internal) return board.internal;
+  const summary = h('summary', { text: 'registers' });
+  const root = h('details', { class: 'internal' }, summary);
+  const internal = { root, summary, userOpen: false };
+  // What the user opened or closed is kept; a search only opens it while it matches inside.
+  root.addEventListener('toggle', () => {
+    if (!filtering()) internal.userOpen = root.open;
+  });
+  board.internal = internal;
+  board.root.append(root);
+  return internal;
+}
+
+function filtering(): boolean {
+  return search.value.trim() !== '' || typeFilter.value !== '';
 }
 
 /** A card for a device not seen before (a board that joined, a new 1-Wire sensor). */
@@ -105,6 +192,8 @@ function addView(device: Device, into?: DocumentFragment): DeviceView {
   const view = new DeviceView(device, actions, typeName(device.dev));
   views.set(view.key, view);
   group.views.push(view);
+  if (board.root.getAttribute('data-state') === 'offline') view.setCardState('offline');
+  if (INTERNAL.has(device.dev)) countInternal(board);
   (into ?? group.grid).append(view.root);
   if (device.dev === 'modbus_slave' || device.dev === 'device_info') renderBoardHead(board);
   return view;
@@ -112,14 +201,20 @@ function addView(device: Device, into?: DocumentFragment): DeviceView {
 
 function renderBoardHead(board: Board): void {
   const slave = views.get(`modbus_slave/${board.id}`)?.device;
-  const info = views.get(`device_info/${board.id}`)?.device;
-  setText(board.title, board.id === '' ? 'Other devices' : `Board ${board.id}${info?.model ? ` · model ${String(info.model)}` : ''}`);
+  const title = boardTitle(board.id, slave);
+  setText(board.title, title);
+  setAttr(board.root, 'aria-label', title);
+  const option = [...boardFilter.options].find((one) => one.value === board.id);
+  if (option && board.id !== '') setText(option, title);
   if (!slave) return;
   const state = slaveState(slave);
   board.state.hidden = false;
   setText(board.state, state);
-  setAttr(board.root, 'data-state', state);
-  const parts = [`slave ${formatNumber(slave.slave_id)}`];
+  if (board.root.getAttribute('data-state') !== state) {
+    setAttr(board.root, 'data-state', state);
+    for (const group of board.groups.values()) for (const view of group.views) view.setCardState(state === 'offline' ? 'offline' : 'live');
+  }
+  const parts: string[] = [];
   const stat = (name: string, value: unknown) => {
     if (typeof value !== 'number' && typeof value !== 'string') return;
     // Success ratios (0..1) read better as percentages.
@@ -132,6 +227,14 @@ function renderBoardHead(board: Board): void {
     for (const [name, value] of Object.entries(stats as Record<string, unknown>)) stat(name, value);
   }
   setText(board.stats, parts.join(' · '));
+}
+
+/** Counts each board's internal cards on its disclosure. */
+function countInternal(board: Board): void {
+  if (!board.internal) return;
+  let total = 0;
+  for (const [dev, group] of board.groups) if (INTERNAL.has(dev)) total += group.views.length;
+  setText(board.internal.summary, `registers (${total})`);
 }
 
 /** Builds every card in one go, off-document, then inserts each board's grids once. */
@@ -193,6 +296,7 @@ function flush(): void {
     }
     if (device.dev === 'modbus_slave' || device.dev === 'device_info') heads.add(boardFor(boardOf(device)));
   }
+  if (openTrend && queued.has(openTrend.key.slice(0, openTrend.key.lastIndexOf('/')))) drawOpenTrend();
   queued.clear();
   for (const board of heads) renderBoardHead(board);
   if (added) applyFilter();
@@ -220,6 +324,13 @@ function applyFilter(): void {
     }
     entry.root.hidden = boardShown === 0;
     shown += boardShown;
+    if (entry.internal) {
+      let inside = 0;
+      for (const [dev, group] of entry.groups) if (INTERNAL.has(dev) && !group.root.hidden) inside++;
+      entry.internal.root.hidden = inside === 0;
+      const open = filtering() ? inside > 0 : entry.internal.userOpen;
+      if (entry.internal.root.open !== open) entry.internal.root.open = open;
+    }
   }
   setText(count, shown === views.size ? `${views.size} devices` : `${shown} of ${views.size} devices`);
 }
@@ -322,7 +433,7 @@ tokenDialog.addEventListener('close', () => {
   }
   setToken(value);
   tokenInput.value = '';
-  void load().then((loaded) => loaded && goLive());
+  void load().then(start);
 });
 
 tokenButton.addEventListener('click', () => askToken(''));
@@ -342,5 +453,21 @@ $<HTMLButtonElement>('save-aliases').addEventListener('click', () => {
     });
 });
 
-void load().then((loaded) => loaded && goLive());
+/** Once the devices are listed: the live feed, and the last hour for the charts. */
+function start(loaded: boolean): void {
+  if (!loaded) return;
+  goLive();
+  void fetchTrends();
+}
+
+/** The last hour from the daemon, so the charts are full on open. */
+async function fetchTrends(): Promise<void> {
+  try {
+    await loadTrends((key) => views.get(key.slice(0, key.lastIndexOf('/')))?.redrawTrend(key));
+  } catch {
+    // Charts then start with what the page sees itself.
+  }
+}
+
+void load().then(start);
 setInterval(() => void refreshUnpushed(), 5000);

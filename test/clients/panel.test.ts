@@ -20,13 +20,15 @@ const skip = browserMissing();
 const AXE = fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url));
 const LIVE_MS = 1000;
 
-function busYaml(name: string, port: number, id: number, model: string): string {
+function busYaml(name: string, port: number, id: number, model: string, product?: string): string {
   return [
     `  ${name}:`,
     '    type: MODBUSTCP',
     '    hostname: 127.0.0.1',
     `    port: ${port}`,
     '    timeout: 200',
+    // As autogen writes it for a controller's own boards.
+    ...(product ? ['    device_info:', '      family: Neuron', `      model: ${product}`] : []),
     '    devices:',
     `      ${id}:`,
     `        model: '${model}'`,
@@ -42,7 +44,7 @@ interface Rig {
   stop(): Promise<void>;
 }
 
-/** Board 1 (Neuron 00) and board 2 (xS11, relays), each behind its own simulator. */
+/** Board 1 (Neuron 00, product M503) and board 2 (xS11, relays), each behind its own simulator; two simulated 1-Wire sensors. */
 async function startRig(extraApis = '', websocket = true): Promise<Rig> {
   const simA = await startSim(['--model', '00', '--slave-id', '1', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
   const simB = await startSim(['--model', 'xS11', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
@@ -55,8 +57,12 @@ async function startRig(extraApis = '', websocket = true): Promise<Rig> {
       `    enabled: ${websocket}`,
       extraApis,
       'comm_channels:',
-      busYaml('BUS_A', simA.tcpPort!, 1, '00'),
+      busYaml('BUS_A', simA.tcpPort!, 1, '00', 'M503'),
       busYaml('BUS_B', simB.tcpPort!, 2, 'xS11'),
+      '  OWBUS:',
+      '    type: OWFS',
+      '    interval: 2',
+      '    simulate: [28, 26]',
     ].join('\n'),
     'iogate-panel-',
   );
@@ -113,7 +119,7 @@ describe('panel in Chromium', { skip }, () => {
   });
 
   test('the page loads with no console errors and lists every configured device', async () => {
-    const all = (await httpCall(rig.daemon.baseUrl, '/rest/all')).json as { dev: string; circuit: string }[];
+    const all = (await httpCall(rig.daemon.apiUrl, '/rest/all')).json as { dev: string; circuit: string }[];
     assert.ok(all.length > 50, `${all.length} devices`);
     const shown = await page.$$eval('article.dev', (cards) => cards.map((card) => card.getAttribute('data-key')));
     assert.deepEqual(new Set(shown), new Set(all.map((device) => `${device.dev}/${device.circuit}`)));
@@ -130,19 +136,19 @@ describe('panel in Chromium', { skip }, () => {
     assert.equal(await toggle.getAttribute('aria-checked'), 'false');
     await toggle.click();
     await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-checked="true"]:not([aria-busy])');
-    assert.equal(await apiValue(rig.daemon.baseUrl, '/rest/do/1_01'), 1);
+    assert.equal(await apiValue(rig.daemon.apiUrl, '/rest/do/1_01'), 1);
     // The simulated board's coil register says so too (do 1_01 = bit 0 of register 1).
     assert.equal((await rig.simA.registers(1, 1, 1))[0]! & 1, 1);
     await toggle.press('Space');
     await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-checked="false"]:not([aria-busy])');
-    assert.equal(await apiValue(rig.daemon.baseUrl, '/rest/do/1_01'), 0);
+    assert.equal(await apiValue(rig.daemon.apiUrl, '/rest/do/1_01'), 0);
   });
 
   test('an input moved by the simulator and an output switched by a POST appear within a second', async () => {
     const started = Date.now();
     await rig.simA.setRegisters(1, 0, [0b0100]);
     await page.waitForFunction(() => document.querySelector('[data-key="di/1_03"] .val')?.textContent?.startsWith('on'), undefined, { timeout: LIVE_MS });
-    const reply = await httpCall(rig.daemon.baseUrl, '/rest/ro/2_05', { method: 'POST', headers: FORM, body: 'value=1' });
+    const reply = await httpCall(rig.daemon.apiUrl, '/rest/ro/2_05', { method: 'POST', headers: FORM, body: 'value=1' });
     assert.equal(reply.status, 200);
     await page.getByRole('switch', { name: 'ro 2_05', exact: true }).and(page.locator('[aria-checked="true"]')).waitFor({ timeout: LIVE_MS });
     assert.ok(Date.now() - started < 5000);
@@ -151,11 +157,11 @@ describe('panel in Chromium', { skip }, () => {
   test('analog output by number field and slider; DI debounce, counter mode and reset; a register', async () => {
     await page.getByRole('spinbutton', { name: 'ao 1_01 value', exact: true }).fill('2.5');
     await page.getByRole('spinbutton', { name: 'ao 1_01 value', exact: true }).press('Enter');
-    await waitForApi(rig.daemon.baseUrl, '/rest/ao/1_01', 2.5);
+    await waitForApi(rig.daemon.apiUrl, '/rest/ao/1_01', 2.5);
     const slider = page.getByRole('slider', { name: 'ao 1_01', exact: true });
     await slider.focus();
     await slider.press('End');
-    await waitForApi(rig.daemon.baseUrl, '/rest/ao/1_01', 10);
+    await waitForApi(rig.daemon.apiUrl, '/rest/ao/1_01', 10);
     // From the keyboard: a disclosure button, expanded state announced.
     const settings = page.getByRole('button', { name: 'Settings di 1_02', exact: true });
     await settings.focus();
@@ -164,16 +170,98 @@ describe('panel in Chromium', { skip }, () => {
     const debounce = page.getByRole('spinbutton', { name: 'Debounce (ms) di 1_02', exact: true });
     await debounce.fill('120');
     await debounce.press('Enter');
-    await waitForApi(rig.daemon.baseUrl, '/rest/di/1_02', 120, 'debounce');
+    await waitForApi(rig.daemon.apiUrl, '/rest/di/1_02', 120, 'debounce');
     await page.getByRole('combobox', { name: 'Counter di 1_02', exact: true }).selectOption('Disabled');
-    await waitForApi(rig.daemon.baseUrl, '/rest/di/1_02', 'Disabled', 'counter_mode');
+    await waitForApi(rig.daemon.apiUrl, '/rest/di/1_02', 'Disabled', 'counter_mode');
     await page.getByRole('button', { name: 'Reset counter di 1_02', exact: true }).click();
-    await waitForApi(rig.daemon.baseUrl, '/rest/di/1_02', 0, 'counter');
+    await waitForApi(rig.daemon.apiUrl, '/rest/di/1_02', 0, 'counter');
+    // Registers sit behind the board's closed "registers (N)" disclosure.
+    await page.locator('section[data-board="1"] details.internal > summary').click();
     await page.getByRole('button', { name: 'Settings register 1_20', exact: true }).click();
     const register = page.getByRole('spinbutton', { name: 'Value register 1_20', exact: true });
     await register.fill('7');
     await register.press('Enter');
-    await waitForApi(rig.daemon.baseUrl, '/rest/register/1_20', 7);
+    await waitForApi(rig.daemon.apiUrl, '/rest/register/1_20', 7);
+  });
+
+  test('board headers name product, board and slave; registers and internals start collapsed, counted', async () => {
+    assert.equal(await page.locator('section[data-board="1"] > h2 > span').first().textContent(), 'M503 · board 00 · slave 1');
+    assert.equal(await page.locator('section[data-board="2"] > h2 > span').first().textContent(), 'xS11 · slave 2');
+    assert.equal(await page.locator('section[data-board="1"]').getAttribute('aria-label'), 'M503 · board 00 · slave 1');
+    for (const board of ['1', '2']) {
+      const internal = page.locator(`section[data-board="${board}"] details.internal`);
+      const cards = await internal.locator('article.dev').count();
+      assert.ok(cards > 0);
+      assert.equal(await internal.locator('> summary').textContent(), `registers (${cards})`);
+      const inside = await internal.locator('article.dev').evaluateAll((all) => [...new Set(all.map((card) => card.getAttribute('data-key')!.split('/')[0]))]);
+      assert.ok(inside.includes('modbus_slave'), inside.join());
+      assert.ok(inside.every((dev) => ['register', 'modbus_slave', 'device_info', 'owpower', 'nv_save'].includes(dev!)), inside.join());
+    }
+    // Board 2 is the one not opened by another test.
+    assert.equal(await page.locator('section[data-board="2"] details.internal').getAttribute('open'), null);
+    // A search that finds a register opens its disclosure; clearing it closes it again.
+    await page.getByRole('searchbox', { name: 'Search' }).fill('register 2_');
+    await page.waitForSelector('section[data-board="2"] details.internal[open]');
+    await page.getByRole('searchbox', { name: 'Search' }).fill('');
+    await page.waitForSelector('section[data-board="2"] details.internal:not([open])');
+  });
+
+  test('1-Wire cards: titled, with units, nothing cut; a watchdog\'s name is whole', async () => {
+    const thermometer = page.locator('section[data-board="1-wire"] [data-key^="temp/"]').first();
+    assert.match(String(await thermometer.locator('.name').textContent()), /^Thermometer ?temp [0-9A-F]{16} · DS18B20$/);
+    assert.match(String(await thermometer.locator('.val').textContent()), /^-?\d+(\.\d+)? °C$/);
+    const humidity = page.locator('section[data-board="1-wire"] [data-key^="1wdevice/"]').first();
+    assert.match(String(await humidity.locator('.name').textContent()), /^Humidity sensor ?1wdevice [0-9A-F]{16} · DS2438$/);
+    const readings = await humidity.locator('.reading').evaluateAll((rows) => rows.map((row) => `${row.querySelector('.rlabel')!.textContent} ${row.querySelector('.rval')!.textContent}`));
+    assert.equal(readings.length, 4);
+    for (const [reading, unit] of readings.map((text, i) => [text, ['°C', '%RH', 'V', 'V'][i]] as const)) assert.ok(reading.endsWith(` ${unit}`), reading);
+    // No text is cut or runs out of its card, at phone width either.
+    const phone = await chromium.context({ viewport: { width: 360, height: 800 } });
+    const { page: small } = await openPanel(phone, rig.daemon.baseUrl);
+    for (const shown of [page, small]) {
+      const overflowing = await shown.locator('article.dev:not([hidden]) :is(.name, .val, .rlabel, .rval, .sub)').evaluateAll((elements) =>
+        elements.filter((element) => element.getBoundingClientRect().width > 0 && (element.scrollWidth > element.clientWidth + 1 || element.getBoundingClientRect().right > element.closest('article')!.getBoundingClientRect().right + 1)).map((element) => `${element.closest('article')!.getAttribute('data-key')}: ${element.textContent}`),
+      );
+      assert.deepEqual(overflowing, []);
+      const watchdog = shown.locator('[data-key="wd/1_01"]');
+      assert.equal(await watchdog.locator('.name').textContent(), '1_01wd');
+      assert.equal(await watchdog.locator('.sub').textContent(), 'timeout 5000 ms');
+    }
+    await phone.close();
+  });
+
+  test('trends: every AI, AO and 1-Wire value has a chart, full from the daemon\'s last hour on open; a click opens a big one', async () => {
+    // Wait for the daemon's second sample (one per 10 s), then open a fresh page.
+    let samples = 0;
+    const started = Date.now();
+    while (samples < 2) {
+      assert.ok(Date.now() - started < 30_000, 'two trend samples within 30 s');
+      const trends = (await httpCall(rig.daemon.apiUrl, '/trends')).json as { series: Array<{ dev: string; circuit: string; values: unknown[] }> };
+      samples = trends.series.find((one) => one.dev === 'ai' && one.circuit === '1_01')?.values.length ?? 0;
+      if (samples < 2) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const fresh = await chromium.context({ viewport: { width: 1280, height: 900 } });
+    const { page: opened, errors: openedErrors } = await openPanel(fresh, rig.daemon.baseUrl);
+    for (const key of ['ai/1_01', 'ao/1_01']) {
+      const points = opened.locator(`[data-key="${key}"] .spark polyline`);
+      await points.first().waitFor({ state: 'attached' });
+      const count = await points.evaluateAll((lines) => lines.reduce((sum, line) => sum + line.getAttribute('points')!.trim().split(' ').length, 0));
+      assert.ok(count >= samples, `${key}: ${count} points drawn for ${samples} samples kept by the daemon`);
+    }
+    const sparks = await opened.locator('.spark').evaluateAll((buttons) => buttons.map((button) => button.getAttribute('aria-label')));
+    for (const name of ['Trend of value ai 1_01, last hour', 'Trend of value ao 1_01, last hour', 'Trend of Humidity 1wdevice']) {
+      assert.ok(sparks.some((label) => label!.startsWith(name)), `${name} in ${sparks.join(' | ')}`);
+    }
+    assert.ok(sparks.some((label) => /^Trend of value temp [0-9A-F]{16}, last hour$/.test(label!)), sparks.join(' | '));
+    await opened.getByRole('button', { name: 'Trend of value ai 1_01, last hour', exact: true }).click();
+    const chart = opened.getByRole('img', { name: 'Value · ai 1_01, last hour', exact: true });
+    await chart.waitFor();
+    assert.ok((await chart.locator('polyline').count()) > 0);
+    assert.match(String(await opened.locator('#trend-range').textContent()), /^Last hour: -?[\d.]+ to -?[\d.]+ V$/);
+    await opened.keyboard.press('Escape');
+    await opened.waitForSelector('#trend-dialog:not([open])', { state: 'attached' });
+    assert.deepEqual(openedErrors, []);
+    await fresh.close();
   });
 
   test('a rejected write shows the error message and the control keeps the true state', async () => {
@@ -185,7 +273,7 @@ describe('panel in Chromium', { skip }, () => {
     await error.filter({ hasText: /ValidationError|timeout/i }).waitFor();
     assert.match(String(await error.textContent()), /65535/);
     await page.waitForFunction(() => (document.getElementById('wd/1_01/timeout') as HTMLInputElement | null)?.value === '5000');
-    assert.equal(await apiValue(rig.daemon.baseUrl, '/rest/wd/1_01', 'timeout'), 5000);
+    assert.equal(await apiValue(rig.daemon.apiUrl, '/rest/wd/1_01', 'timeout'), 5000);
   });
 
   test('rename with an alias, then save the aliases to the file', async () => {
@@ -193,7 +281,7 @@ describe('panel in Chromium', { skip }, () => {
     await page.getByRole('textbox', { name: 'Alias do 1_04', exact: true }).fill('Pump');
     await page.getByRole('button', { name: 'Rename do 1_04', exact: true }).click();
     await page.getByRole('switch', { name: 'Pump (do 1_04)', exact: true }).waitFor();
-    assert.equal(await apiValue(rig.daemon.baseUrl, '/rest/do/1_04', 'alias'), 'Pump');
+    assert.equal(await apiValue(rig.daemon.apiUrl, '/rest/do/1_04', 'alias'), 'Pump');
     await page.getByRole('button', { name: 'Save aliases', exact: true }).click();
     await page.locator('#count', { hasText: 'Aliases saved' }).waitFor();
     assert.match(readFileSync(join(rig.dir, 'alias.yaml'), 'utf8'), /Pump/);
@@ -256,7 +344,7 @@ describe('panel in Chromium', { skip }, () => {
   test('screenshots at phone and desktop widths in both themes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iogate-panel-shots-'));
     const paths: string[] = [];
-    await httpCall(rig.daemon.baseUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
+    await httpCall(rig.daemon.apiUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const [width, height, name] of [[390, 844, 'phone'], [1280, 900, 'desktop']] as const) {
         const shot = await chromium.context({ colorScheme, viewport: { width, height } });
@@ -270,7 +358,7 @@ describe('panel in Chromium', { skip }, () => {
         await shot.close();
       }
     }
-    // For the README: IOGATE_PANEL_SCREENSHOT=docs/panel.png npm run test:clients
+    // For docs/panel.md: IOGATE_PANEL_SCREENSHOT=docs/panel.png npm run test:clients
     const target = process.env['IOGATE_PANEL_SCREENSHOT'];
     if (target) copyFileSync(join(dir, 'panel-desktop-light.png'), target);
     process.stderr.write(`panel screenshots:\n  ${paths.join('\n  ')}\n`);
@@ -306,7 +394,7 @@ describe('panel across a daemon restart', { skip }, () => {
       const config = join(rig.daemon.child.spawnargs.at(-1)!);
       daemon = await spawnDaemon(['--config', config, '--port', port], { cwd: rig.dir });
       await page.waitForSelector('#conn[data-state="live"]', { timeout: 15_000 });
-      await httpCall(daemon.baseUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
+      await httpCall(daemon.apiUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
       await page.getByRole('switch', { name: 'do 1_02', exact: true }).and(page.locator('[aria-checked="true"]')).waitFor({ timeout: LIVE_MS });
     } finally {
       await chromium.close();
@@ -327,7 +415,7 @@ describe('panel with the WebSocket off', { skip }, () => {
       await page.goto(`${rig.daemon.baseUrl}/`);
       await page.waitForSelector('#conn[data-state="polling"]', { timeout: 10_000 });
       assert.equal(await page.locator('#conn').textContent(), 'Polling (no WebSocket)');
-      await httpCall(rig.daemon.baseUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
+      await httpCall(rig.daemon.apiUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
       await page.getByRole('switch', { name: 'do 1_02', exact: true }).and(page.locator('[aria-checked="true"]')).waitFor({ timeout: 2500 });
       // Only the refused WebSocket handshakes may have been logged.
       assert.deepEqual(errors.filter((text) => !/WebSocket connection/.test(text)), []);
@@ -376,6 +464,7 @@ describe('panel while a write is on the wire', { skip }, () => {
       await slave.writeArrived;
       await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-busy="true"]');
       assert.equal(await page.locator('[data-key="do/1_01"] .pending').textContent(), 'pending');
+      // Straight to the daemon: the held write's deadline leaves no room for a proxy's first-request warm-up.
       assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0, 'not confirmed yet');
       slave.release();
       // This stand-in slave keeps coils apart from the registers iogate polls, so
@@ -384,7 +473,7 @@ describe('panel while a write is on the wire', { skip }, () => {
       assert.equal(await page.locator('[data-key="do/1_01"] .pending').textContent(), '');
       assert.equal(await page.locator('[data-key="do/1_01"] [role=alert]').count(), 0, 'no error shown');
       await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-checked="false"]');
-      assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0);
+      assert.equal(await apiValue(daemon.apiUrl, '/rest/do/1_01'), 0);
       assert.deepEqual(errors, []);
     } finally {
       await stop();
@@ -428,7 +517,7 @@ describe('panel when a write\'s reply comes after the next change', { skip }, ()
       slave.release();
       await page.waitForSelector('[data-key="do/1_01"] [role=switch]:not([aria-busy])');
       assert.equal(await page.locator('[data-key="do/1_01"] [role=switch]').getAttribute('aria-checked'), 'false');
-      assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0);
+      assert.equal(await apiValue(daemon.apiUrl, '/rest/do/1_01'), 0);
       assert.deepEqual(errors, []);
     } finally {
       await stop();
@@ -463,8 +552,8 @@ describe('panel with access tokens', { skip }, () => {
       assert.equal(await page.evaluate(() => sessionStorage.getItem('iogate-token')), token);
       assert.equal(await page.evaluate(() => localStorage.length), 0);
       await page.getByRole('switch', { name: 'do 1_03', exact: true }).click();
-      await waitForApi(rig.daemon.baseUrl, '/rest/do/1_03', 1, 'value', bearer(token));
-      await httpCall(rig.daemon.baseUrl, '/rest/do/1_02', { method: 'POST', headers: { ...FORM, ...bearer(token) }, body: 'value=1' });
+      await waitForApi(rig.daemon.apiUrl, '/rest/do/1_03', 1, 'value', bearer(token));
+      await httpCall(rig.daemon.apiUrl, '/rest/do/1_02', { method: 'POST', headers: { ...FORM, ...bearer(token) }, body: 'value=1' });
       await page.getByRole('switch', { name: 'do 1_02', exact: true }).and(page.locator('[aria-checked="true"]')).waitFor({ timeout: LIVE_MS });
       // Only the refused first requests (401) may have logged resource errors.
       assert.deepEqual(errors.filter((text) => !/status of 401/.test(text)), []);

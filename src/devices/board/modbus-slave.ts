@@ -1,6 +1,6 @@
 import type { DeviceState } from '../device.js';
 import { Device } from '../device.js';
-import type { FieldSpec } from '../fields.js';
+import { ValidationError, type FieldSpec, type UnknownField } from '../fields.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
 
 // `modbus_slave`: one configured slave and how its communication goes. EVOK's
@@ -16,18 +16,28 @@ export interface SlaveLink {
   spec: string;
 }
 
+/** What the slave is: its board model (`00`, `xS30`) and the Unipi product it belongs to (`M503`), if configured. */
+export interface SlaveIdentity {
+  model: string;
+  product: string | null;
+}
+
 export class ModbusSlave extends Device {
   readonly type = 'modbus_slave' as const;
   override readonly aliasable = false;
   override readonly volatile = true;
   /** EVOK's `print_log` wrote nothing and always failed; nothing here is writable. */
   protected readonly writeSpec: FieldSpec<object> = {};
+  /** EVOK had no schema for it; its `set()` failed with a TypeError, `print_log` included. */
+  protected override readonly unknownField: UnknownField = (field) =>
+    new ValidationError(`'${field}' cannot be written: a modbus_slave is read-only (EVOK's print_log always failed)`, 'TypeError');
   /** Seconds, as Python floats in EVOK (`"scan_interval": 1.0`). */
   protected override readonly floatFields: ReadonlySet<string> = new Set(['last_comm', 'scan_interval']);
 
   constructor(
     private readonly slave: SlaveUnit,
     private readonly link: SlaveLink,
+    private readonly identity: SlaveIdentity = { model: slave.model.name, product: null },
   ) {
     super(slave.name);
   }
@@ -49,6 +59,9 @@ export class ModbusSlave extends Device {
       success_ratio: round3(this.slave.successRatio),
       // Age of the oldest value its every scan reads, s (null until each was read once).
       stale_s: staleSeconds(this.slave),
+      // iogate's: which board and product this is, for panels (EVOK's device_info names the product only).
+      model: this.identity.model,
+      product: this.identity.product,
       stats: {
         requests: stats.requests,
         timeouts: stats.timeouts,

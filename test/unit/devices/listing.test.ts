@@ -60,6 +60,8 @@ const SLAVE_SHAPE = {
   state: 'string',
   success_ratio: 'number',
   stale_s: ['number', 'null'],
+  model: 'string',
+  product: ['string', 'null'],
   stats: 'object',
 } as const;
 

@@ -8,9 +8,9 @@ import { AsyncLock } from './lock.js';
 import { label, reference, stateOf, type Output } from './output.js';
 
 // A blind, shutter or gate on two outputs (`/rest/cover/<name>`). Its
-// position is estimated from the motor's run time, measured from the
-// confirmed switching on to the confirmed switching off, the moments the
-// board's relay moved. A run to an end goes on for the overrun past the
+// position is estimated from the motor's run time, from when the board
+// switched the motor on to when it switched it off (each taken between the
+// write going out and the board's answer). A run to an end goes on for the overrun past the
 // estimated end and then counts as calibrated. Commands run one at a time;
 // a command against the running direction stops, waits the dwell (the
 // interlock of the two outputs) and reverses. Every run has its own end
@@ -43,10 +43,12 @@ interface Run {
 export interface CoverDriver {
   /**
    * Switch one of the cover's outputs through its interlock (on waits out
-   * the dwell); resolves with the moment the write went on the wire, rejects
-   * when it failed.
+   * the dwell); rejects when the write failed. `switched` is told when the
+   * board switched, while the interlock's lock is still held, so
+   * the cover knows its motor's state before any other write to the outputs
+   * is looked at.
    */
-  drive(output: Output, on: boolean): Promise<number>;
+  drive(output: Output, on: boolean, switched: (at: number) => void): Promise<void>;
   /** Switch off, retried until it lands (board offline). */
   failSafeOff(output: Output, why: string): void;
   save(name: string, saved: SavedCover, now: boolean): Promise<void>;
@@ -196,19 +198,23 @@ export class Cover extends Device<CoverWrite> {
     // Noted before the motor starts, so a restart after a crash knows the position is lost.
     await this.driver.save(this.circuit, this.saved(true), true);
     this.switching = true;
-    let startedAt: number;
+    let run: Run | undefined;
     try {
-      startedAt = await this.driver.drive(output, true);
+      await this.driver.drive(output, true, (startedAt) => {
+        run = { direction, output, startedAt, from, goal, then, timer: undefined };
+        this.run = run;
+        this.switching = false;
+      });
     } catch (error) {
       await this.driver.save(this.circuit, this.saved(false), false);
       throw error;
     } finally {
       this.switching = false;
     }
-    const run: Run = { direction, output, startedAt, from, goal, then, timer: undefined };
-    this.run = run;
+    // Already over if a client's write of 0 stopped it at once.
+    if (!run || this.run !== run) return;
     // The run's length counts from when the motor started, not from when the write was confirmed.
-    this.arm(run, seconds - (performance.now() - startedAt) / 1000);
+    this.arm(run, seconds - (performance.now() - run.startedAt) / 1000);
     this.ticker ??= setInterval(() => this.tick(), TICK_MS);
     this.driver.publish(this);
   }
@@ -234,16 +240,17 @@ export class Cover extends Device<CoverWrite> {
     if (!run) return;
     clearTimeout(run.timer);
     this.switching = true;
-    let stoppedAt: number;
     try {
-      stoppedAt = await this.driver.drive(run.output, false);
+      await this.driver.drive(run.output, false, (stoppedAt) => {
+        this.switching = false;
+        this.endRun(run, stoppedAt);
+      });
     } catch (error) {
       this.lose(`stopping it failed (${(error as Error).message})`);
       throw error;
     } finally {
       this.switching = false;
     }
-    this.endRun(run, stoppedAt);
   }
 
   private endRun(run: Run, at: number): void {

@@ -26,6 +26,15 @@ export const MAX_PULSE_MS = 86_400_000;
 
 export class ControlSetupError extends Error {}
 
+/**
+ * When a board switched, as best known: between sending the write and its
+ * answer, so the middle (on a serial line the request and the reply take
+ * about as long; in-process, either side may wait for the event loop).
+ */
+function switchedAt(sentAt: number, answeredAt: number): number {
+  return (sentAt + answeredAt) / 2;
+}
+
 const PASS_THROUGH = (params: Readonly<Record<string, unknown>>): AdmittedWrite => ({ params, run: (action) => action() });
 
 export class OutputControl implements WriteControl {
@@ -129,21 +138,23 @@ export class OutputControl implements WriteControl {
         this.underLocks(device, async () => {
           if (turnsOn) await this.clearGroupsFor(device);
           if (pulseMs !== undefined) await this.pulses.noteBefore(device, pulseMs);
-          let sentAt: number | undefined;
+          let switchedAtTime: number | undefined;
           cover?.outsideWrite(device, true);
           try {
-            // The client's context (its signal, its deadline), plus the moment the write goes on the wire.
-            await withRequestContext({ ...currentRequestContext(), onSent: (at) => (sentAt = at) }, action);
+            // The client's context (its signal, its deadline), plus the moment the board answered the write.
+            await withRequestContext({ ...currentRequestContext(), onAnswered: (sent, answered) => (switchedAtTime = switchedAt(sent, answered)) }, action);
           } catch (error) {
             for (const group of groups ?? []) group.writeFailed(device);
             if (pulseMs !== undefined) this.pulses.forget(device);
             throw error;
           } finally {
+            // Decoded and published while the locks are held: the next write's interlock check reads this state.
+            if (device.settle()) this.feed.publish([device]);
             cover?.outsideWrite(device, false);
           }
           for (const group of groups ?? []) group.writeConfirmed(device);
           // A client switching a cover's output off stops the cover, timed from when the board switched.
-          if (cover && stateOf(device) === 'off') cover.stoppedOutside(device, sentAt ?? performance.now());
+          if (cover && stateOf(device) === 'off') cover.stoppedOutside(device, switchedAtTime ?? performance.now());
           // A later write to the output cancels the pending off of a pulse or a fail-safe retry.
           this.offs.cancel(device);
           if (pulseMs !== undefined) this.pulses.arm(device, pulseMs);
@@ -167,27 +178,25 @@ export class OutputControl implements WriteControl {
   }
 
   private async clearGroupsFor(output: Output): Promise<void> {
-    for (const group of this.groupsOf.get(output) ?? []) await group.clearFor(output, async (other) => void (await this.switchRaw(other, false)));
+    for (const group of this.groupsOf.get(output) ?? []) await group.clearFor(output, (other) => this.switchRaw(other, false));
   }
 
   /**
    * The layer's own switching (pulse end, cover, fail-safe off): the same
-   * locks and checks as a client's write. Resolves with the moment the write
-   * went on the wire, when the board acted on it.
+   * locks and checks as a client's write. `switched` is told, under the
+   * locks, when the board switched (switchedAt).
    */
-  private switchUnderLocks(output: Output, on: boolean, stillWanted: () => boolean = () => true): Promise<number> {
+  private switchUnderLocks(output: Output, on: boolean, stillWanted: () => boolean = () => true, switched?: (at: number) => void): Promise<void> {
     return this.underLocks(output, async () => {
-      if (!stillWanted()) return performance.now();
+      if (!stillWanted()) return;
       if (on) await this.clearGroupsFor(output);
-      let sentAt: number;
       try {
-        sentAt = await this.switchRaw(output, on);
+        await this.switchRaw(output, on, switched);
       } catch (error) {
         for (const group of this.groupsOf.get(output) ?? []) group.writeFailed(output);
         throw error;
       }
       for (const group of this.groupsOf.get(output) ?? []) group.writeConfirmed(output);
-      return sentAt;
     });
   }
 
@@ -196,21 +205,22 @@ export class OutputControl implements WriteControl {
    * client that went away (its signal aborted) never drops a pulse's end or a
    * cover's stop.
    */
-  private async switchRaw(output: Output, on: boolean): Promise<number> {
-    let sentAt: number | undefined;
+  private async switchRaw(output: Output, on: boolean, switched?: (at: number) => void): Promise<void> {
+    let switchedAtTime: number | undefined;
     try {
-      await withRequestContext({ onSent: (at) => (sentAt = at) }, () => output.prepareWrite({ value: on ? 1 : 0 })());
+      await withRequestContext({ onAnswered: (sent, answered) => (switchedAtTime = switchedAt(sent, answered)) }, () => output.prepareWrite({ value: on ? 1 : 0 })());
+      // Before the new state is published, so its listeners already see what the switching meant.
+      switched?.(switchedAtTime ?? performance.now());
     } finally {
       if (output.settle()) this.feed.publish([output]);
     }
-    return sentAt ?? performance.now();
   }
 
   private driver() {
     return {
-      drive: (output: Output, on: boolean) => {
+      drive: (output: Output, on: boolean, switched: (at: number) => void) => {
         if (!on) this.offs.cancel(output);
-        return this.switchUnderLocks(output, on);
+        return this.switchUnderLocks(output, on, undefined, switched);
       },
       failSafeOff: (output: Output, why: string) => this.offs.request(output, why),
       save: async (name: string, saved: { position: number | null; tilt: number | null; moving: boolean }, now: boolean) => {

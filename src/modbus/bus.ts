@@ -58,8 +58,12 @@ export interface RequestOptions {
   signal?: ClientSignal;
   /** performance.now() after which the request is not sent (the bus deadline applies too). */
   deadline?: number;
-  /** Told the moment each attempt goes on the wire (performance.now()): when a board acts on a write. */
-  onSent?: (at: number) => void;
+  /**
+   * Told, before the request's promise settles, when its last attempt went
+   * on the wire and when the slave's answer arrived (performance.now()): the
+   * slave acted on a write between the two.
+   */
+  onAnswered?: (sentAt: number, answeredAt: number) => void;
 }
 
 /** What happened on the wire for one unit id (or, summed, for the whole bus). */
@@ -99,7 +103,7 @@ interface Job {
   /** Fair-queuing start tag (polls): the line time its unit had used when it was queued. */
   start: number;
   sentAt: number;
-  onSent: ((at: number) => void) | undefined;
+  onAnswered: ((sentAt: number, answeredAt: number) => void) | undefined;
   settled: boolean;
   onAbort: (() => void) | undefined;
   resolve(response: ModbusResponse): void;
@@ -223,7 +227,7 @@ export class ModbusBus {
    * already known to be offline should cost the line one timeout, not several.
    */
   request(unit: number, request: ModbusRequest, priority: Priority, options: RequestOptions | number = {}): Promise<ModbusResponse> {
-    const { retries = this.options.retries, signal, deadline, onSent } = typeof options === 'number' ? { retries: options } : options;
+    const { retries = this.options.retries, signal, deadline, onAnswered } = typeof options === 'number' ? { retries: options } : options;
     if (!this.connected) {
       return Promise.reject(new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) is not connected; the request was not sent`));
     }
@@ -254,7 +258,7 @@ export class ModbusBus {
         sent: false,
         start: 0,
         sentAt: 0,
-        onSent,
+        onAnswered,
         settled: false,
         onAbort: undefined,
         resolve,
@@ -291,8 +295,12 @@ export class ModbusBus {
     if (job.settled) return;
     job.settled = true;
     if (job.onAbort) job.signal?.removeEventListener('abort', job.onAbort);
-    if (outcome instanceof ModbusError) job.reject(outcome);
-    else job.resolve(outcome);
+    if (outcome instanceof ModbusError) {
+      job.reject(outcome);
+      return;
+    }
+    job.onAnswered?.(job.sentAt, performance.now());
+    job.resolve(outcome);
   }
 
   /** Fail a job that never reached the wire (or whose retry will not): counted as dropped. */
@@ -524,7 +532,6 @@ export class ModbusBus {
     this.current = { job, key, timer, corruptBefore: this.framing.corruptFrames() };
     job.sent = true;
     job.sentAt = performance.now();
-    job.onSent?.(job.sentAt);
     // Input reads jump the queue: they are charged their line time but do not move the fair-queuing clock.
     if (job.priority === 'poll') this.virtualTime = Math.max(this.virtualTime, job.start);
     // An input read in between does not give writes another turn ahead of a waiting poll.

@@ -202,6 +202,7 @@ export class SlaveUnit {
       const block = this.model.blocks[index]!;
       if (!firstPass && scanNumber % block.frequency !== 0) continue;
       let response: ModbusResponse;
+      const since = this.cache.mark();
       try {
         response = await this.request(this.blockRead(index), 'poll', retries);
       } catch (error) {
@@ -220,7 +221,7 @@ export class SlaveUnit {
       }
       answered = true;
       this.stats.lastOkAt = Date.now();
-      this.storeBlock(index, response, changed);
+      this.storeBlock(index, response, changed, since);
     }
     this.stats.lastScanMs = performance.now() - started;
     if (!interrupted) this.afterScan(answered, failure, now);
@@ -306,7 +307,10 @@ export class SlaveUnit {
   async readBlocks(indices: readonly number[]): Promise<void> {
     const changed = new Set<Device>();
     try {
-      for (const index of indices) this.storeBlock(index, await this.request(this.blockRead(index), 'input', 0), changed);
+      for (const index of indices) {
+        const since = this.cache.mark();
+        this.storeBlock(index, await this.request(this.blockRead(index), 'input', 0), changed, since);
+      }
     } catch {
       // Counted in stats by request(); the next scan or read tries again.
     }
@@ -319,10 +323,11 @@ export class SlaveUnit {
   }
 
   /** Keep a block's registers; devices are re-decoded only when they moved. */
-  private storeBlock(index: number, response: ModbusResponse, changed: Set<Device>): void {
+  /** `since`: the cache's mark() when the read was asked for (writes confirmed after it win). */
+  private storeBlock(index: number, response: ModbusResponse, changed: Set<Device>, since: number): void {
     if (!('registers' in response)) return;
     // At 50 Hz on every slave, decoding unchanged values was most of the idle CPU.
-    if (!this.cache.store(index, response.registers)) return;
+    if (!this.cache.store(index, response.registers, since)) return;
     for (const device of this.dependents[index]!) if (device.refresh()) changed.add(device);
   }
 
@@ -394,7 +399,7 @@ export class SlaveUnit {
     if (priority === 'write' && this.state === 'offline') throw new ModbusError('offline', this.offlineReason()!);
     const context = priority === 'write' ? currentRequestContext() : undefined;
     try {
-      const response = await this.bus.request(this.unit, request, priority, { retries, signal: context?.signal, deadline: context?.deadline, onSent: context?.onSent });
+      const response = await this.bus.request(this.unit, request, priority, { retries, signal: context?.signal, deadline: context?.deadline, onAnswered: context?.onAnswered });
       this.stats.requests++;
       return response;
     } catch (error) {

@@ -30,8 +30,8 @@ const SEED = Number(process.env['IOGATE_PROPERTY_SEED'] ?? 20261125);
 const BATCHES_PER_RUN = { minLength: 100, maxLength: 300 };
 
 const COVERS = {
-  x: { up: 'ro/2_01', down: 'ro/2_02', travelUpS: 1.2, travelDownS: 1.0, tiltS: 0.3, dwellMs: 20 },
-  y: { up: 'ro/2_03', down: 'ro/2_04', travelUpS: 0.8, travelDownS: 0.8, tiltS: undefined, dwellMs: 15 },
+  x: { up: 'ro/2_01', down: 'ro/2_02', travelUpS: 4, travelDownS: 3.5, tiltS: 0.6, dwellMs: 20 },
+  y: { up: 'ro/2_03', down: 'ro/2_04', travelUpS: 3, travelDownS: 3, tiltS: undefined, dwellMs: 15 },
 } as const;
 type CoverName = keyof typeof COVERS;
 
@@ -72,17 +72,17 @@ covers:
   x:
     up: ro/2_01
     down: ro/2_02
-    travel_up_s: 1.2
-    travel_down_s: 1.0
-    tilt_s: 0.3
-    overrun_s: 0.15
+    travel_up_s: 4
+    travel_down_s: 3.5
+    tilt_s: 0.6
+    overrun_s: 0.3
     dwell_ms: 20
   y:
     up: ro/2_03
     down: ro/2_04
-    travel_up_s: 0.8
-    travel_down_s: 0.8
-    overrun_s: 0.1
+    travel_up_s: 3
+    travel_down_s: 3
+    overrun_s: 0.2
     dwell_ms: 15
 `;
 
@@ -287,7 +287,7 @@ test(`property: ${STEPS} random steps over every API keep interlocks, dwell and 
   // Calibrate both covers, then the motor models start from the closed end.
   await postForm(`${gate.baseUrl}/rest/cover/x`, { command: 'close' });
   await postForm(`${gate.baseUrl}/rest/cover/y`, { command: 'close' });
-  await until(() => ['x', 'y'].every((name) => gate.runtime.registry.find('cover', name)!.full()['calibrated'] === true), 'calibration runs', 5000);
+  await until(() => ['x', 'y'].every((name) => gate.runtime.registry.find('cover', name)!.full()['calibrated'] === true), 'calibration runs', 10_000);
   const models = { x: new MotorModel(COVERS.x, timeline.samples.length), y: new MotorModel(COVERS.y, timeline.samples.length) };
   const covers = { x: gate.runtime.registry.find('cover', 'x')!, y: gate.runtime.registry.find('cover', 'y')! };
 
@@ -355,3 +355,4 @@ test(`property: ${STEPS} random steps over every API keep interlocks, dwell and 
   assert.ok(steps >= STEPS, `${steps} steps run`);
   assert.equal(violations.length, 0);
 });
+

@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { browserMissing, launchChromium, type LaunchedBrowser } from '../helpers/browser.js';
+import { browserMissing, launchChromium, seriousAxeViolations, type LaunchedBrowser } from '../helpers/browser.js';
 import { configFile, httpCall } from '../helpers/http-call.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
@@ -16,7 +15,6 @@ import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 // use, axe-core, and screenshots to look at.
 
 const skip = browserMissing();
-const AXE = fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url));
 /** Relays of the E-8DI8RO board (unit 2): bit i of holding register 1. */
 const UP = 0;
 const DOWN = 1;
@@ -159,13 +157,7 @@ describe('cover cards in Chromium', { skip }, () => {
       await audited.screenshot({ path });
       assert.ok(readFileSync(path).length > 1000);
       process.stderr.write(`cover cards screenshot: ${path}\n`);
-      await audited.addScriptTag({ path: AXE });
-      const violations = await audited.evaluate(async () => {
-        const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
-        const result = await axe.run();
-        return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.slice(0, 3).map((node) => node.target) }));
-      });
-      const serious = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+      const serious = await seriousAxeViolations(audited);
       assert.deepEqual(serious, [], `${colorScheme}: ${JSON.stringify(serious)}`);
       await audit.close();
     }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../../src/log.js';
 import { get, list, postForm, postJson, type Loose } from '../../helpers/http.js';
-import { startGate, until, type Gate } from '../../helpers/in-process.js';
+import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
 import { BRAIN_DO, OutputTimeline } from '../../helpers/output-timeline.js';
 import { connect } from '../../helpers/ws-client.js';
 
@@ -16,18 +16,7 @@ import { connect } from '../../helpers/ws-client.js';
 const stateDir = mkdtempSync(join(tmpdir(), 'iogate-covers-'));
 const config = (dir: string) => `
 alias_file: ${join(dir, 'alias.yaml')}
-apis:
-  websocket:
-    enabled: true
-    error_replies: true
-comm_channels:
-  SIM:
-    type: SIMULATOR
-    toggle_ms: 0
-    devices:
-      1:
-        model: "00"
-covers:
+${stillBoardYaml({ errorReplies: true })}covers:
   blind:
     up: do/1_03
     down: do/1_04

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { ControlSetupError } from '../../../src/control/output-control.js';
 import { createLogger } from '../../../src/log.js';
 import { get, list, postForm, postJson } from '../../helpers/http.js';
-import { startGate, until, type Gate } from '../../helpers/in-process.js';
+import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
 import { BRAIN_DO, BRAIN_LED, OutputTimeline } from '../../helpers/output-timeline.js';
 import { connect, type TestClient } from '../../helpers/ws-client.js';
 
@@ -11,19 +11,7 @@ import { connect, type TestClient } from '../../helpers/ws-client.js';
 // or switched over; the dwell and the at-most-one rule checked at the
 // simulated board, also for writes racing in from different APIs.
 
-const CONFIG = `
-apis:
-  websocket:
-    enabled: true
-    error_replies: true
-comm_channels:
-  SIM:
-    type: SIMULATOR
-    toggle_ms: 0
-    devices:
-      1:
-        model: "00"
-interlocks:
+const CONFIG = `${stillBoardYaml({ errorReplies: true })}interlocks:
   - outputs: [do/1_01, do/1_02]
     dwell_ms: 150
   - outputs: [led/1_01, led/1_02, led/1_03]

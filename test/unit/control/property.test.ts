@@ -9,7 +9,7 @@ import type { Device } from '../../../src/devices/device.js';
 import { createLogger } from '../../../src/log.js';
 import type { SimulatedBoard } from '../../../src/sim/simulated-board.js';
 import { postForm, postJson, type Reply } from '../../helpers/http.js';
-import { startGate, until, type Gate } from '../../helpers/in-process.js';
+import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
 import { BRAIN_DO, BRAIN_LED, OutputTimeline, RELAY_01, type Sample } from '../../helpers/output-timeline.js';
@@ -46,21 +46,7 @@ const GROUPS: Array<{ outputs: string[]; dwellMs: number }> = [
 const stateDir = mkdtempSync(join(tmpdir(), 'iogate-property-'));
 const CONFIG = `
 alias_file: ${join(stateDir, 'alias.yaml')}
-apis:
-  websocket:
-    enabled: true
-    error_replies: true
-comm_channels:
-  SIM:
-    type: SIMULATOR
-    toggle_ms: 0
-    devices:
-      1:
-        model: "00"
-      2:
-        model: "01"
-        slave-id: 2
-interlocks:
+${stillBoardYaml({ errorReplies: true, devices: '      2:\n        model: "01"\n        slave-id: 2\n' })}interlocks:
   - outputs: [do/1_01, do/1_02]
     dwell_ms: 15
   - outputs: [led/1_01, led/1_02, led/1_03]

@@ -7,7 +7,7 @@ import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { createLogger } from '../../../src/log.js';
 import { startMqtt, type MqttBridge } from '../../../src/api/mqtt/bridge.js';
 import { postForm, postJson } from '../../helpers/http.js';
-import { startGate, until, type Gate } from '../../helpers/in-process.js';
+import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
 import { BRAIN_DO, BRAIN_LED, OutputTimeline } from '../../helpers/output-timeline.js';
 import { connect } from '../../helpers/ws-client.js';
@@ -19,17 +19,7 @@ import { connect } from '../../helpers/ws-client.js';
 const stateDir = mkdtempSync(join(tmpdir(), 'iogate-pulses-'));
 const CONFIG = `
 alias_file: ${join(stateDir, 'alias.yaml')}
-apis:
-  websocket:
-    enabled: true
-comm_channels:
-  SIM:
-    type: SIMULATOR
-    toggle_ms: 0
-    devices:
-      1:
-        model: "00"
-`;
+${stillBoardYaml()}`;
 
 let gate: Gate;
 let timeline: OutputTimeline;

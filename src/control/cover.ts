@@ -287,6 +287,11 @@ export class Cover extends Device<CoverWrite> {
   }
 
   private tick(): void {
+    this.boardChanged();
+  }
+
+  /** Called every tick while moving, and whenever a board goes on- or offline. */
+  boardChanged(): void {
     if (this.run && (this.up.unavailable() !== undefined || this.down.unavailable() !== undefined)) {
       this.lose('its board went offline');
       return;

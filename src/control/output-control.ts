@@ -227,19 +227,23 @@ export class OutputControl implements WriteControl {
         this.state.setCover(name, saved);
         if (now) await this.state.saveNow();
       },
-      publish: (device: Device) => {
-        if (device.refresh()) {
-          this.registry.invalidate();
-          this.feed.publish([device]);
-        }
-      },
+      publish: (device: Device) => this.publish(device),
       log: this.log,
     };
+  }
+
+  private publish(device: Device): void {
+    if (device.refresh()) {
+      this.registry.invalidate();
+      this.feed.publish([device]);
+    }
   }
 
   /** Reads and writes report outputs here: dwell clocks, interlock violations, covers' outputs. */
   private observe(devices: readonly Device[]): void {
     for (const device of devices) {
+      // A board went on- or offline: a cover at rest shows `moving: unknown` while its board is away.
+      if (device.type === 'modbus_slave') for (const cover of this.covers) cover.boardChanged();
       if (!isOutput(device)) continue;
       const groups = this.groupsOf.get(device);
       if (groups) for (const group of groups) group.observe(device);

@@ -20,7 +20,7 @@ let configPath: string;
 let daemon: SpawnedDaemon | undefined;
 
 before(async () => {
-  sim = await startSim(['--model', '01', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
+  sim = await startSim(['--model', '01', '--slave-id', '2', '--model', '00', '--slave-id', '1', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
   proxy = await FaultyProxy.start({ host: '127.0.0.1', port: sim.tcpPort! });
   const dir = mkdtempSync(join(tmpdir(), 'iogate-outputs-faults-'));
   configPath = join(dir, 'config.yaml');
@@ -39,6 +39,13 @@ comm_channels:
         model: '01'
         slave-id: 2
         scan_frequency: 20
+      1:
+        model: '00'
+        slave-id: 1
+        scan_frequency: 20
+interlocks:
+  - outputs: [ro/2_06, do/1_01]
+    dwell_ms: 100
 covers:
   blind:
     up: ro/2_01
@@ -128,5 +135,22 @@ describe('board silenced mid-movement', () => {
     await staysOff(1500);
     const back = await cover();
     assert.deepEqual([back['position'], back['moving']], [null, 'stopped']);
+  });
+});
+
+describe('interlock across two boards, one silenced', () => {
+  test('a member on a silent board has an unknown state: switching another on is refused; back with two on, all go off', async () => {
+    proxy.silent.add(2);
+    await until(async () => (await cover())['moving'] === 'unknown', 'board 2 to be offline');
+    const refused = await fetch(`${daemon!.baseUrl}/rest/do/1_01`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'value=1' });
+    assert.equal(refused.status, 409);
+    assert.match(await refused.text(), /the state of ro 2_06, interlocked with it \(interlocks\[0\]\), is unknown/);
+    // Another master switches both on meanwhile (ro 2_06: bit 5 of register 1 at unit 2; do 1_01: bit 0 of register 1 at unit 1).
+    await sim.setRegisters(2, 1, [0b100000]);
+    await sim.setRegisters(1, 1, [0b1]);
+    proxy.silent.delete(2);
+    const bits = async () => [((await sim.registers(2, 1, 1))[0]! >> 5) & 1, (await sim.registers(1, 1, 1))[0]! & 1];
+    await until(async () => (await bits()).every((bit) => bit === 0), 'both switched off');
+    assert.match(daemon!.output(), /interlocks\[0\]: ro 2_06 and do 1_01 found on together now; all switched off/);
   });
 });

@@ -11,6 +11,7 @@ import { loadMallocTrim } from './memory/malloc-trim.js';
 import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
 import { readPlanOf } from './runtime.js';
 import { createService } from './service.js';
+import { ControlSetupError } from './control/output-control.js';
 import { startStatsLine } from './stats-line.js';
 import { SHUTDOWN_BOUND_MS } from './shutdown.js';
 import { VERSION, VERSION_TEXT } from './version.js';
@@ -138,7 +139,9 @@ function main(): void {
   log.info(`iogate ${VERSION_TEXT} (node ${process.version}) starting with ${config.file ?? 'the built-in configuration'}`);
   for (const warning of warnings) log.warn(warning);
 
-  const service = createService({
+  let service: ReturnType<typeof createService>;
+  try {
+    service = createService({
     source,
     checked,
     log,
@@ -147,7 +150,13 @@ function main(): void {
     output: (summary) => output(`${summary.replace(/^Logging: .*$/m, `Logging: ${level}${logFile ? ` to ${logFilePath}` : ''}`)}\n`),
     traceModbus: args.debug === true,
     afterBursts: (server) => collectAfterBursts(server, mallocTrimAfterCollections()),
-  });
+    });
+  } catch (error) {
+    // Interlocks and covers are bound to their outputs (by circuit or alias) once the devices exist.
+    if (!(error instanceof ControlSetupError)) throw error;
+    process.stderr.write(`iogate: cannot start: ${error.message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
   const statsMs = Number(process.env['IOGATE_STATS_MS'] ?? 0);
   if (statsMs > 0) startStatsLine(service.runtime, statsMs, (line) => process.stderr.write(line));
   service.start().catch((error: NodeJS.ErrnoException) => {

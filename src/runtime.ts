@@ -24,6 +24,7 @@ import { ChangeFeed } from './registry/feed.js';
 import { Registry } from './registry/registry.js';
 import { createLink } from './transport/create-link.js';
 import { tracedLink } from './transport/traced-link.js';
+import { OutputControl } from './control/output-control.js';
 import type { Simulation } from './sim/simulation.js';
 
 // Assembles the daemon's core from a configuration: buses, slaves, devices,
@@ -58,7 +59,9 @@ export interface Runtime {
   start(): Promise<void>;
   /** Counter totals of the DIs that keep one (and where they are saved). */
   counters: CounterBook;
-  /** Stops polling and the buses, and writes unsaved alias changes and counter totals. */
+  /** The control layer: interlocks, pulses, covers. */
+  control: OutputControl;
+  /** Ends pulses and stops covers, stops polling and the buses, and writes unsaved alias and output state, and counter totals. */
   stop(): Promise<void>;
 }
 
@@ -258,6 +261,10 @@ export function buildRuntime(
   }
   const qualityWatch = new QualityWatch(qualitySources, (devices) => feed.publishQuality(devices));
 
+  // After the aliases: interlocks and covers may name outputs by alias.
+  const control = new OutputControl(registry, feed, log, config.stateDir, config.interlocks, config.covers);
+  registry.writeControl = control;
+
   const runtime: ReloadableRuntime = {
     registry,
     feed,
@@ -271,6 +278,7 @@ export function buildRuntime(
       for (const rate of plannedRates.values()) sum += rate;
       return sum;
     },
+    control,
     async start() {
       started = true;
       for (const unit of units.values()) unit.start();
@@ -283,8 +291,12 @@ export function buildRuntime(
       // The watchdog timeouts are known once the boards were read.
       cycleGuard.start();
       qualityWatch.start();
+      // What a crash left switched on is known once the boards were read.
+      control.start();
     },
     async stop() {
+      // While the buses still run: pulses end and covers stop before iogate goes.
+      await control.stop();
       cycleGuard.stop();
       qualityWatch.stop();
       await Promise.all([saver.flush(), ...[...units.values()].map((unit) => unit.stop())]);
@@ -343,7 +355,7 @@ function modbusKey(busConfig: BusConfig, findBoard: (name: string) => BoardModel
 }
 
 /** A unit's configuration as text, without where in the file it was written (an edit above it moves the lines). */
-function unitKey(value: unknown): string {
+export function unitKey(value: unknown): string {
   return JSON.stringify(value, (key, item: unknown) => (key === 'modelAt' || key === 'modelOrigin' ? undefined : item));
 }
 

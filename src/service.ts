@@ -14,7 +14,7 @@ import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
 import { RequestError } from './errors.js';
 import type { Logger } from './log.js';
-import { buildRuntime, type CoreReloadReport, type ReloadableRuntime } from './runtime.js';
+import { buildRuntime, unitKey, type CoreReloadReport, type ReloadableRuntime } from './runtime.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { TrendStore } from './trends/trend-store.js';
 import { VERSION_TEXT } from './version.js';
@@ -312,6 +312,11 @@ export function createService(options: ServiceOptions): Service {
     }
     const previous = config;
     const next = checked.config;
+    const refusal = outputControlReloadProblem(previous, next);
+    if (refusal !== undefined) {
+      log.error(`reload refused, still serving the previous configuration: ${refusal}`);
+      throw new ConfigError([refusal], 'Reload refused');
+    }
     for (const warning of checked.warnings) log.warn(warning);
     options.applyLogging(next);
     const report: ReloadReport = { components: {}, buses: { kept: [], restarted: [], started: [], stopped: [] }, revokedWebSocketClients: 0 };
@@ -401,4 +406,18 @@ export function createService(options: ServiceOptions): Service {
 function servedPanel() {
   const page = builtinPanel();
   return page === undefined ? undefined : preparePanel(page);
+}
+
+/**
+ * Interlocks and covers hold the output devices they were bound to at start:
+ * a reload that changed them, or rebuilt a bus under them, would leave a
+ * group guarding devices that no longer exist. Safety first: such a reload is
+ * refused as a whole (nothing changes), and a restart applies it.
+ */
+function outputControlReloadProblem(previous: Config, next: Config): string | undefined {
+  const guarded = (config: Config) => config.interlocks.length > 0 || config.covers.length > 0;
+  if (!guarded(previous) && !guarded(next)) return undefined;
+  const same = (pick: (config: Config) => unknown) => unitKey(pick(previous)) === unitKey(pick(next));
+  if (same((c) => [c.interlocks, c.covers]) && same((c) => [c.buses, c.oneWireBuses])) return undefined;
+  return 'with interlocks or covers configured, a change to them or to the buses takes a restart (systemctl restart iogate); API settings reload in place';
 }

@@ -21,6 +21,7 @@ const FIRST_PARAMETER: Readonly<Partial<Record<DeviceType, string>>> = {
   owbus: 'scan_interval',
   run: 'save',
   modbus_slave: 'print_log',
+  cover: 'command',
 };
 
 export function isFieldObject(value: unknown): value is Record<string, unknown> {
@@ -28,12 +29,22 @@ export function isFieldObject(value: unknown): value is Record<string, unknown> 
 }
 
 /**
- * Fields to write from a `set` argument: an object names its fields, any
- * other value is the type's first positional parameter.
+ * Fields the write path's control layer reads beside a plain value (a
+ * timed pulse: `{"value": 1, "pulse_ms": 500}`), kept when the value is
+ * taken as the first positional parameter.
  */
-export function fieldsFromValue(type: DeviceType, value: unknown): Record<string, unknown> {
+const BESIDE_VALUE = ['pulse_ms'] as const;
+
+/**
+ * Fields to write from a `set` argument: an object names its fields, any
+ * other value is the type's first positional parameter (with the control
+ * fields found `beside` it in the same message).
+ */
+export function fieldsFromValue(type: DeviceType, value: unknown, beside?: Readonly<Record<string, unknown>>): Record<string, unknown> {
   if (isFieldObject(value)) return value;
   const field = FIRST_PARAMETER[type];
   if (field === undefined) throw new RequestError(400, 'ValidationError', `${type} devices are read-only`);
-  return { [field]: value };
+  const fields: Record<string, unknown> = { [field]: value };
+  for (const name of BESIDE_VALUE) if (beside?.[name] !== undefined) fields[name] = beside[name];
+  return fields;
 }

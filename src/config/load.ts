@@ -11,6 +11,7 @@ import { formatOrigin, readYamlFile, readYamlText, type MapNode, type Origin, ty
 import { mergeOver } from './merge.js';
 import { readApis } from './read-apis.js';
 import { readBuses } from './read-buses.js';
+import { readCovers, readInterlocks } from './read-outputs.js';
 import {
   BUILT_IN_ALIAS_FILE,
   BUILT_IN_CONFIG_YAML,
@@ -129,7 +130,7 @@ function requireMapping(tree: TreeNode): MapNode {
   return tree;
 }
 
-function readSections(root: ConfigSection, baseDir: string, findings: Findings): Pick<Config, 'logging' | 'apis' | 'buses' | 'oneWireBuses'> {
+function readSections(root: ConfigSection, baseDir: string, findings: Findings): Pick<Config, 'logging' | 'apis' | 'buses' | 'oneWireBuses' | 'interlocks' | 'covers'> {
   const logging = root.section('logging');
   const level = logging.choice('level', ['CRITICAL', 'ERROR', 'WARNING', 'INFO', 'DEBUG'] as const, 'INFO');
   // Kept as written: EVOK opens it relative to its working directory.
@@ -143,6 +144,8 @@ function readSections(root: ConfigSection, baseDir: string, findings: Findings):
     logging: file === undefined ? { level } : { level, file },
     apis: readApis(root.section('apis'), baseDir),
     ...readBuses(root.section('comm_channels')),
+    interlocks: readInterlocks(root),
+    covers: readCovers(root),
   };
 }
 

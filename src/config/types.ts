@@ -172,6 +172,33 @@ export interface LimitsConfig {
   requestTimeoutMs: number;
 }
 
+/** `interlocks:`: at most one of `outputs` on at a time. */
+export interface InterlockConfig {
+  /** `type/circuit` or alias, as written. */
+  outputs: string[];
+  /** Time after one goes off before another may go on. */
+  dwellMs: number;
+  /** Switch the one that is on off (and wait the dwell) instead of refusing the write. */
+  switchOver: boolean;
+  /** Key path in the file, for messages. */
+  where: string;
+}
+
+/** `covers:`: a blind, shutter or gate driven by an up and a down output. */
+export interface CoverConfig {
+  name: string;
+  up: string;
+  down: string;
+  travelUpS: number;
+  travelDownS: number;
+  /** Time the slats take from closed to open; undefined: no tilt. */
+  tiltS?: number;
+  /** How long a run to an end goes on past the estimated end, to re-sync. */
+  overrunS: number;
+  /** Pause between stopping and reversing. */
+  dwellMs: number;
+}
+
 export interface Config {
   /** File the configuration came from, for messages; undefined = built-in default. */
   file?: string;
@@ -194,6 +221,8 @@ export interface Config {
   };
   buses: BusConfig[];
   oneWireBuses: OneWireBusConfig[];
+  interlocks: InterlockConfig[];
+  covers: CoverConfig[];
   /** Directories searched for user hw-definition YAML files (EVOK v3 format). */
   hwDefinitionDirs: string[];
   /** Where aliases are stored (EVOK: /var/lib/evok/alias.yaml). */

@@ -22,7 +22,9 @@ export type DeviceType =
   | 'owbus'
   | 'device_info'
   | 'run'
-  | 'nv_save';
+  | 'nv_save'
+  | 'cover'
+  | 'interlock';
 
 export type DeviceState = Record<string, unknown>;
 

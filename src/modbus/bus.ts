@@ -59,6 +59,12 @@ export interface RequestOptions {
   signal?: ClientSignal;
   /** performance.now() after which the request is not sent (the bus deadline applies too). */
   deadline?: number;
+  /**
+   * Told, before the request's promise settles, when its last attempt went
+   * on the wire and when the slave's answer arrived (performance.now()): the
+   * slave acted on a write between the two.
+   */
+  onAnswered?: (sentAt: number, answeredAt: number) => void;
 }
 
 /** What happened on the wire for one unit id (or, summed, for the whole bus). */
@@ -98,6 +104,7 @@ interface Job {
   /** Fair-queuing start tag (polls): the line time its unit had used when it was queued. */
   start: number;
   sentAt: number;
+  onAnswered: ((sentAt: number, answeredAt: number) => void) | undefined;
   settled: boolean;
   onAbort: (() => void) | undefined;
   resolve(response: ModbusResponse): void;
@@ -229,6 +236,7 @@ export class ModbusBus {
     const retries = typeof options === 'number' ? options : (options.retries ?? this.options.retries);
     const signal = typeof options === 'number' ? undefined : options.signal;
     const deadline = typeof options === 'number' ? undefined : options.deadline;
+    const onAnswered = typeof options === 'number' ? undefined : options.onAnswered;
     if (!this.connected) {
       return Promise.reject(new ModbusError('disconnected', `bus ${this.name} (${this.link.spec}) is not connected; the request was not sent`));
     }
@@ -263,6 +271,7 @@ export class ModbusBus {
         sent: false,
         start: 0,
         sentAt: 0,
+        onAnswered,
         settled: false,
         onAbort: undefined,
         resolve,
@@ -299,8 +308,12 @@ export class ModbusBus {
     if (job.settled) return;
     job.settled = true;
     if (job.onAbort) job.signal?.removeEventListener('abort', job.onAbort);
-    if (outcome instanceof ModbusError) job.reject(outcome);
-    else job.resolve(outcome);
+    if (outcome instanceof ModbusError) {
+      job.reject(outcome);
+      return;
+    }
+    job.onAnswered?.(job.sentAt, performance.now());
+    job.resolve(outcome);
   }
 
   /** Fail a job that never reached the wire (or whose retry will not): counted as dropped. */

@@ -21,6 +21,12 @@ export interface RequestContext {
   readonly signal?: ClientSignal;
   /** performance.now() after which the request must not go on the wire. */
   readonly deadline?: number;
+  /**
+   * Told, before a write's promise settles, when it went on the wire and when
+   * the slave's answer arrived: the slave switched in between. The control
+   * layer times a cover's motor from the middle of the two, on and off alike.
+   */
+  readonly onAnswered?: (sentAt: number, answeredAt: number) => void;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

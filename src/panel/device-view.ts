@@ -1,5 +1,6 @@
 import type { Device } from './api.js';
 import { formatNumber, h, setAttr, setText } from './dom.js';
+import { buildCoverControls, coverSummary } from './cover-controls.js';
 import { alias, deviceLabel, sensorTitle } from './labels.js';
 import { addPoint, drawChart, seriesKey, svgElement } from './trends.js';
 import { QualityMark } from './quality.js';
@@ -144,6 +145,7 @@ export class DeviceView {
       this.root.append(rows);
     }
     if (device.dev === 'ao') this.root.append(this.buildRange());
+    if (device.dev === 'cover') this.root.append(buildCoverControls(device, (fields) => this.run(fields), this.refreshers));
     const settings = SETTINGS[device.dev];
     if (settings || !NOT_ALIASABLE.has(device.dev)) {
       const more = h('button', { type: 'button', class: 'more', text: 'Settings', 'aria-expanded': 'false', 'aria-label': `Settings ${deviceLabel(device)}` });
@@ -252,6 +254,10 @@ export class DeviceView {
       setAttr(lamp, 'data-on', on ? 'true' : 'false');
       const counter = device.counter === undefined ? '' : ` · counter ${formatNumber(device.counter)}`;
       setText(this.value.lastChild!, `${on ? 'on' : 'off'}${counter}`);
+      return;
+    }
+    if (dev === 'cover') {
+      setText(this.value, coverSummary(device));
       return;
     }
     if (dev === 'modbus_slave') {

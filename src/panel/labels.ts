@@ -15,6 +15,7 @@ const TYPE_NAMES: Record<string, string> = {
   owpower: '1-Wire power', nv_save: 'Non-volatile save',
   temp: 'Temperatures', sensor: 'Sensors', '1wdevice': '1-Wire devices', owbus: '1-Wire buses',
   run: 'Service',
+  cover: 'Covers',
 };
 
 export function typeName(dev: string): string {
@@ -53,6 +54,8 @@ const ONE_WIRE_TYPES = new Set(['temp', '1wdevice', 'sensor', 'owbus']);
 /** The board (slave) a device belongs to: its circuit's group number, or the circuit of a per-board device. */
 export function boardOf(device: Device): string {
   if (ONE_WIRE_TYPES.has(device.dev)) return ONE_WIRE_BOARD;
+  // A cover is named by the user (living_room); it sits with the board of its up output (`ro/2_01`).
+  if (device.dev === 'cover' && typeof device.up === 'string') return boardOf({ dev: 'ro', circuit: device.up.slice(device.up.indexOf('/') + 1) });
   const circuit = String(device.circuit);
   const underscore = circuit.indexOf('_');
   if (underscore > 0) return circuit.slice(0, underscore);

@@ -1,6 +1,7 @@
 import type { Device, DeviceType } from '../devices/device.js';
 import { RequestError } from '../errors.js';
 import { validateAlias } from './alias-store.js';
+import type { WriteControl } from './write.js';
 import { REST_ALL_ORDER, canonicalType } from './type-names.js';
 
 // Every API device by type and circuit, their aliases, and the pre-serialised
@@ -23,6 +24,8 @@ export class Registry {
   private allSegments: Array<Buffer | Device[]> | undefined;
   private allBody: readonly Buffer[] | undefined;
   private allBodyUntil = 0;
+  /** The control layer every write passes (interlocks, pulses, covers), once the runtime set it up. */
+  writeControl: WriteControl | undefined;
   /** Called after any alias change, to persist the table. */
   onAliasChange: (() => void) | undefined;
 

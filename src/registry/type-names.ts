@@ -17,16 +17,22 @@ const ALTERNATES: Readonly<Record<string, DeviceType>> = {
 
 export const CANONICAL_TYPES: readonly DeviceType[] = [
   'ro', 'do', 'di', 'ai', 'ao', 'sensor', 'owbus', 'modbus_slave', 'led', 'watchdog',
-  'register', 'data_point', 'device_info', 'owpower', 'run', 'nv_save',
+  'register', 'data_point', 'device_info', 'owpower', 'run', 'nv_save', 'cover',
 ];
+
+/**
+ * Types read only where a client names them (`/rest/interlock`): not in the
+ * listings EVOK's clients walk, which must look as EVOK's did.
+ */
+const NAMED_ONLY: readonly DeviceType[] = ['interlock'];
 
 /** Order of `GET /rest/all` (no run, no nv_save). */
 export const REST_ALL_ORDER: readonly DeviceType[] = [
   'di', 'ro', 'do', 'ai', 'ao', 'sensor', 'led', 'watchdog', 'modbus_slave', 'owpower',
-  'register', 'data_point', 'owbus', 'device_info',
+  'register', 'data_point', 'owbus', 'device_info', 'cover',
 ];
 
-const CANONICAL = new Set<string>(CANONICAL_TYPES);
+const CANONICAL = new Set<string>([...CANONICAL_TYPES, ...NAMED_ONLY]);
 
 export function canonicalType(name: string): DeviceType | undefined {
   if (CANONICAL.has(name)) return name as DeviceType;

@@ -57,6 +57,27 @@ export function writeDevice(
   return writeGate.pass(signal ? () => withRequestContext({ signal }, write) : write);
 }
 
+/**
+ * The control layer on the write path (interlocks, pulses, covers). It sees
+ * every write of every API, whatever the device: Sparkplug or any later API
+ * passes through it by calling writeDevice, with no code of its own.
+ */
+export interface WriteControl {
+  /**
+   * Before the device validates the write: takes out and checks the fields
+   * the control layer owns (`pulse_ms`), refuses what breaks a rule
+   * (RequestError, ValidationError), and returns how to run the write.
+   */
+  admit(device: Device, params: Readonly<Record<string, unknown>>): AdmittedWrite;
+}
+
+export interface AdmittedWrite {
+  /** The fields left for the device. */
+  params: Readonly<Record<string, unknown>>;
+  /** Runs the device's validated action under the layer's rules (locks, interlock checks, timers). */
+  run(action: () => Promise<void>): Promise<void>;
+}
+
 async function performWrite(
   registry: Registry,
   feed: ChangeFeed,
@@ -64,20 +85,22 @@ async function performWrite(
   params: Readonly<Record<string, unknown>>,
 ): Promise<DeviceState> {
   let action: () => Promise<void>;
+  let admitted: AdmittedWrite | undefined;
   try {
     if (Object.keys(params).length === 0) throw new ValidationError('nothing to write: the request names no field');
     if ('alias' in params) {
       const problem = registry.aliasProblem(device, params['alias']);
       if (problem) throw new RequestError(400, 'Exception', problem);
     }
-    action = device.prepareWrite(params);
+    admitted = registry.writeControl?.admit(device, params);
+    action = device.prepareWrite(admitted?.params ?? params);
   } catch (error) {
     if (error instanceof ValidationError) throw new RequestError(400, error.kind, error.message);
     throw error;
   }
   if (typeof params['alias'] === 'string') registry.setAlias(device, params['alias']);
   try {
-    await action();
+    await (admitted ? admitted.run(action) : action());
   } catch (error) {
     if (error instanceof ModbusError) throw new RequestError(STATUS_BY_KIND[error.kind], EVOK_KIND[error.kind], error.message);
     if (error instanceof ValidationError) throw new RequestError(400, error.kind, error.message);

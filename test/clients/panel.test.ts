@@ -2,10 +2,9 @@ import assert from 'node:assert/strict';
 import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { browserMissing, launchChromium, type LaunchedBrowser } from '../helpers/browser.js';
+import { browserMissing, launchChromium, seriousAxeViolations, type LaunchedBrowser } from '../helpers/browser.js';
 import { FORM, bearer, configFile, httpCall } from '../helpers/http-call.js';
 import { startHeldWriteSlave } from '../helpers/held-write-slave.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
@@ -17,7 +16,6 @@ import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 // (roles, accessible names, text) and against the API.
 
 const skip = browserMissing();
-const AXE = fileURLToPath(new URL('../../node_modules/axe-core/axe.min.js', import.meta.url));
 const LIVE_MS = 1000;
 
 function busYaml(name: string, port: number, id: number, model: string, product?: string): string {
@@ -330,13 +328,7 @@ describe('panel in Chromium', { skip }, () => {
       const { page: audited } = await openPanel(audit, rig.daemon.baseUrl);
       await audited.getByRole('button', { name: 'Settings di 1_01', exact: true }).click();
       await audited.getByRole('button', { name: 'Settings do 1_01', exact: true }).click();
-      await audited.addScriptTag({ path: AXE });
-      const violations = await audited.evaluate(async () => {
-        const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
-        const result = await axe.run();
-        return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.slice(0, 3).map((node) => node.target) }));
-      });
-      const serious = violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+      const serious = await seriousAxeViolations(audited);
       assert.deepEqual(serious, [], `${colorScheme}: ${JSON.stringify(serious)}`);
       await audit.close();
     }

@@ -42,3 +42,21 @@ export async function launchChromium(): Promise<LaunchedBrowser> {
     },
   };
 }
+
+const AXE = new URL('../../node_modules/axe-core/axe.min.js', import.meta.url);
+
+/**
+ * axe-core's serious and critical findings on a page. axe is injected as a
+ * script, which the panel's CSP rightly forbids: open the page in a context
+ * with `bypassCSP: true`, for the audit only.
+ */
+export async function seriousAxeViolations(page: import('playwright-core').Page): Promise<Array<{ id: string; impact: string; nodes: unknown[] }>> {
+  const { fileURLToPath } = await import('node:url');
+  await page.addScriptTag({ path: fileURLToPath(AXE) });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
+    const result = await axe.run();
+    return result.violations.map((violation) => ({ id: violation.id, impact: violation.impact, nodes: violation.nodes.slice(0, 3).map((node) => node.target) }));
+  });
+  return violations.filter((violation) => violation.impact === 'serious' || violation.impact === 'critical');
+}

@@ -23,10 +23,14 @@ import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
  * A simulated Neuron `00` as device 1 on bus SIM, WebSocket on; its inputs
  * only move when a test moves them.
  */
-export const STILL_BOARD = `
+export const STILL_BOARD = stillBoardYaml();
+
+/** STILL_BOARD's YAML, with WebSocket error replies when asked, and more devices (YAML under `devices:`) on its bus. */
+export function stillBoardYaml({ errorReplies = false, devices = '' }: { errorReplies?: boolean; devices?: string } = {}): string {
+  return `
 apis:
   websocket:
-    enabled: true
+    enabled: true${errorReplies ? '\n    error_replies: true' : ''}
 comm_channels:
   SIM:
     type: SIMULATOR
@@ -34,7 +38,8 @@ comm_channels:
     devices:
       1:
         model: "00"
-`;
+${devices}`;
+}
 
 export interface Gate {
   runtime: Runtime;

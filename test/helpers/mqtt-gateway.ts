@@ -19,10 +19,12 @@ export interface MqttSettings {
   extra?: string;
   /** Further buses under `comm_channels:`, already indented by two spaces. */
   buses?: string;
+  /** Further top-level sections (`covers:`, `interlocks:`), unindented. */
+  top?: string;
 }
 
 /** A config file for a SIMULATOR bus with one Neuron brain board (`00`) and MQTT (on unless told). */
-export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '', buses = '' }: MqttSettings, toggleMs = 0): string {
+export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '', buses = '', top = '' }: MqttSettings, toggleMs = 0): string {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-mqtt-'));
   const file = join(dir, 'config.yaml');
   writeFileSync(
@@ -43,6 +45,7 @@ comm_channels:
       1:
         model: '00'
 ${buses}
+${top}
 `,
   );
   return file;

@@ -1,135 +1,34 @@
 import assert from 'node:assert/strict';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { writeMqttConfig } from '../helpers/mqtt-gateway.js';
+import { Mosquitto, sleep, type Subscriber } from '../helpers/mosquitto.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 
 // iogate against Eclipse Mosquitto, watched and commanded only through the
 // mosquitto_sub and mosquitto_pub command-line clients.
 
-const MOSQUITTO = '/usr/sbin/mosquitto';
-const run = promisify(execFile);
-
-let port: number;
-let broker: ChildProcess | undefined;
-let confFile: string;
+let mosquitto: Mosquitto;
 let daemon: SpawnedDaemon;
 let watcher: Subscriber;
 
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port: free } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return free;
-}
-
-async function startBroker(): Promise<void> {
-  broker = spawn(MOSQUITTO, ['-c', confFile], { stdio: ['ignore', 'ignore', 'pipe'] });
-  const deadline = Date.now() + 5000;
-  while (Date.now() < deadline) {
-    const accepting = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.destroy();
-        resolve(true);
-      });
-      socket.once('error', () => resolve(false));
-    });
-    if (accepting) return;
-    await sleep(50);
-  }
-  throw new Error('mosquitto did not start listening');
-}
-
-async function stopBroker(): Promise<void> {
-  if (!broker || broker.exitCode !== null) return;
-  broker.kill('SIGTERM');
-  await once(broker, 'exit');
-  broker = undefined;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
-/** A running mosquitto_sub; lines are `topic<TAB>retain flag<TAB>payload`. */
-class Subscriber {
-  readonly lines: Array<{ topic: string; retained: boolean; payload: string }> = [];
-  private readonly child: ChildProcess;
-
-  constructor(filter: string) {
-    this.child = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(port), '-q', '1', '-t', filter, '-F', '%t\t%r\t%p'], {
-      stdio: ['ignore', 'pipe', 'ignore'],
-    });
-    let buffered = '';
-    this.child.stdout!.setEncoding('utf8');
-    this.child.stdout!.on('data', (chunk: string) => {
-      buffered += chunk;
-      const lines = buffered.split('\n');
-      buffered = lines.pop()!;
-      for (const line of lines) {
-        const [topic, retained, ...payload] = line.split('\t');
-        this.lines.push({ topic: topic!, retained: retained === '1', payload: payload.join('\t') });
-      }
-    });
-  }
-
-  async waitFor(topic: string, accept: (payload: string) => boolean = () => true, timeoutMs = 10_000): Promise<{ retained: boolean; payload: string }> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.lines.find((line) => line.topic === topic && accept(line.payload));
-      if (found) return found;
-      if (Date.now() > deadline) {
-        throw new Error(`mosquitto_sub saw no matching ${topic}; got ${JSON.stringify(this.lines.filter((line) => line.topic === topic))}`);
-      }
-      await sleep(25);
-    }
-  }
-
-  forget(): void {
-    this.lines.length = 0;
-  }
-
-  close(): void {
-    this.child.kill();
-  }
-}
-
-/** What a late mosquitto_sub gets as retained message on `topic`. */
-async function retainedOn(topic: string): Promise<string> {
-  const { stdout } = await run('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(port), '-t', topic, '--retained-only', '-C', '1', '-W', '10']);
-  return stdout.trim();
-}
-
-async function publish(topic: string, message: string): Promise<void> {
-  await run('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(port), '-q', '1', '-t', topic, '-m', message]);
-}
+const retainedOn = (topic: string) => mosquitto.retainedOn(topic);
+const publish = (topic: string, message: string) => mosquitto.publish(topic, message);
 
 async function httpState(circuit: string): Promise<Record<string, unknown>> {
   return (await (await fetch(`${daemon.apiUrl}/rest/do/${circuit}`)).json()) as Record<string, unknown>;
 }
 
 before(async () => {
-  port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-mosquitto-'));
-  confFile = join(dir, 'mosquitto.conf');
-  writeFileSync(confFile, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
-  await startBroker();
-  watcher = new Subscriber('interop/#');
-  daemon = await spawnDaemon(['--config', writeMqttConfig({ port, clientId: 'interop' })]);
+  mosquitto = await Mosquitto.start();
+  watcher = mosquitto.subscribe('interop/#');
+  daemon = await spawnDaemon(['--config', writeMqttConfig({ port: mosquitto.port, clientId: 'interop' })]);
   await watcher.waitFor('interop/status', (payload) => payload === 'online');
 });
 
 after(async () => {
   watcher?.close();
   await daemon?.stop('SIGKILL');
-  await stopBroker();
+  await mosquitto?.stop();
 });
 
 test('a late mosquitto_sub gets the retained state of every output', async () => {
@@ -158,7 +57,7 @@ test('a command from mosquitto_pub switches an output and is acknowledged', asyn
 });
 
 test('the broker stopped for a while and restarted holds the final states', async () => {
-  await stopBroker();
+  await mosquitto.stop();
   for (const [circuit, values] of [['1_02', [1, 0, 1]], ['1_03', [1, 0]], ['1_04', [0, 1, 1]]] as const) {
     for (const value of values) {
       const response = await fetch(`${daemon.apiUrl}/rest/do/${circuit}`, { method: 'POST', body: new URLSearchParams({ value: String(value) }) });
@@ -166,7 +65,7 @@ test('the broker stopped for a while and restarted holds the final states', asyn
     }
   }
   await sleep(1500);
-  await startBroker();
+  await mosquitto.restart();
   for (const [circuit, value] of [['1_02', 1], ['1_03', 0], ['1_04', 1]] as const) {
     const deadline = Date.now() + 15_000;
     let state: { value?: unknown } = {};
@@ -185,7 +84,7 @@ test('the broker stopped for a while and restarted holds the final states', asyn
 });
 
 test('the will is published when iogate is killed with SIGKILL', async () => {
-  const watcherAfterRestart = new Subscriber('interop/status');
+  const watcherAfterRestart = mosquitto.subscribe('interop/status');
   try {
     await watcherAfterRestart.waitFor('interop/status', (payload) => payload === 'online');
     await daemon.stop('SIGKILL');

@@ -4,6 +4,7 @@ import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
 import type { Logger } from '../../log.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
+import { Cover } from '../../control/cover.js';
 import { SlaveAvailability } from './availability.js';
 import { CommandHandler } from './command-handler.js';
 import { OFFLINE, ONLINE, connectBroker } from './connection.js';
@@ -35,7 +36,7 @@ export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOpt
   const states = new StatePublisher({ sink: client, topics, qos, retain: config.retain, log });
   const availability = new SlaveAvailability(client, topics, qos, slaves, log);
   const commands = new CommandHandler({ sink: client, topics, registry, feed, qos, log });
-  const slaveOf = slaveIndex(slaves);
+  const slaveOf = slaveIndex(slaves, registry);
   const discovery = config.homeassistant.enabled
     ? new DiscoveryPublisher(client, { topics, discoveryPrefix: config.homeassistant.discoveryPrefix, bridgeId: config.clientId, qos }, (device) => slaveOf.get(device))
     : undefined;
@@ -73,8 +74,13 @@ export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOpt
   };
 }
 
-function slaveIndex(slaves: readonly SlaveUnit[]): Map<Device, SlaveUnit> {
+/** Each device's slave; a cover belongs to the slave of its up output. */
+function slaveIndex(slaves: readonly SlaveUnit[], registry: Registry): Map<Device, SlaveUnit> {
   const index = new Map<Device, SlaveUnit>();
   for (const slave of slaves) for (const device of slave.devices) index.set(device, slave);
+  for (const cover of registry.list('cover')) {
+    const slave = cover instanceof Cover ? index.get(cover.up) : undefined;
+    if (slave) index.set(cover, slave);
+  }
   return index;
 }

@@ -10,6 +10,7 @@ import { RequestError } from '../../errors.js';
 const BINARY_OUTPUTS: ReadonlySet<DeviceType> = new Set(['do', 'ro', 'led']);
 const PLAIN_ON = new Set(['1', 'on', 'true']);
 const PLAIN_OFF = new Set(['0', 'off', 'false']);
+const COVER_COMMANDS = new Set(['open', 'close', 'stop']);
 
 /** Commands are a few fields; anything far larger is a mistake, not worth parsing. */
 export const MAX_COMMAND_BYTES = 64 * 1024;
@@ -19,6 +20,12 @@ export function parseCommandPayload(type: DeviceType, payload: Buffer): Record<s
     throw new RequestError(413, 'InvalidPayload', `command payload of ${payload.length} bytes exceeds ${MAX_COMMAND_BYTES}`);
   }
   const text = payload.toString('utf8').trim();
+  if (type === 'cover') {
+    // Home Assistant's default cover payloads, and a bare number as the position.
+    const word = text.toLowerCase();
+    if (COVER_COMMANDS.has(word)) return { command: word };
+    if (/^\d+(\.\d+)?$/.test(text)) return { position: Number(text) };
+  }
   if (BINARY_OUTPUTS.has(type)) {
     const word = text.toLowerCase();
     if (PLAIN_ON.has(word)) return { value: 1 };
@@ -39,6 +46,6 @@ export function parseCommandPayload(type: DeviceType, payload: Buffer): Record<s
 
 function expectation(type: DeviceType, text: string): string {
   const shown = text.length > 80 ? `${text.slice(0, 80)}…` : text;
-  const plain = BINARY_OUTPUTS.has(type) ? ' or a value (ON, OFF, a number, true, false)' : '';
+  const plain = BINARY_OUTPUTS.has(type) ? ' or a value (ON, OFF, a number, true, false)' : type === 'cover' ? ' or OPEN, CLOSE, STOP or a position 0..100' : '';
   return `payload '${shown}' is not a JSON object of fields to write${plain}`;
 }

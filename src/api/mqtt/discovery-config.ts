@@ -1,6 +1,7 @@
 import type { BoardModel } from '../../boards/model.js';
 import type { Device, DeviceState } from '../../devices/device.js';
 import { counterTotalOf } from '../../devices/digital/di.js';
+import { Cover } from '../../control/cover.js';
 import { VERSION } from '../../version.js';
 import type { Topics } from './topics.js';
 
@@ -31,7 +32,7 @@ export interface DiscoveryMessage {
 type Payload = Record<string, unknown>;
 
 /** Device types that become entities; the rest (registers, watchdogs …) stay MQTT-only. 1-Wire sensors: discovery-onewire.ts. */
-export const DISCOVERED_TYPES: ReadonlySet<string> = new Set(['di', 'do', 'ro', 'led', 'ai', 'ao', 'sensor']);
+export const DISCOVERED_TYPES: ReadonlySet<string> = new Set(['di', 'do', 'ro', 'led', 'ai', 'ao', 'sensor', 'cover']);
 
 const LABELS: Readonly<Record<string, string>> = {
   di: 'Digital input',
@@ -40,6 +41,7 @@ const LABELS: Readonly<Record<string, string>> = {
   led: 'LED',
   ai: 'Analog input',
   ao: 'Analog output',
+  cover: 'Cover',
 };
 
 const DEVICE_CLASS_BY_UNIT: Readonly<Record<string, string>> = { V: 'voltage', mV: 'voltage', A: 'current', mA: 'current' };
@@ -105,9 +107,52 @@ export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: Discove
       });
       return [message(ctx, 'number', device, '', number)];
     }
+    case 'cover':
+      return [message(ctx, 'cover', device, '', entity('', coverFields(device, ctx)))];
     default:
       return [];
   }
+}
+
+/**
+ * Home Assistant's MQTT cover: commands as JSON objects on the cover's
+ * command topic, state, position and tilt from its event topic. `moving` is
+ * up, down or stopped (HA then takes open or closed from the position);
+ * while unknown (board offline) HA is sent its `None`, which it shows as unknown.
+ */
+function coverFields(device: Device, ctx: DiscoveryContext): Payload {
+  const command = ctx.topics.command(device);
+  const stateTopic = ctx.topics.event(device);
+  const fields: Payload = {
+    command_topic: command,
+    payload_open: '{"command": "open"}',
+    payload_close: '{"command": "close"}',
+    payload_stop: '{"command": "stop"}',
+    value_template: "{{ value_json.moving if value_json.moving in ('up', 'down', 'stopped') else 'None' }}",
+    state_opening: 'up',
+    state_closing: 'down',
+    state_stopped: 'stopped',
+    position_topic: stateTopic,
+    position_template: "{{ value_json.position if value_json.position is not none else 'None' }}",
+    set_position_topic: command,
+    set_position_template: '{"position": {{ position }}}',
+    position_open: 100,
+    position_closed: 0,
+    device_class: 'shutter',
+  };
+  if (device instanceof Cover && device.hasTilt) {
+    Object.assign(fields, {
+      tilt_status_topic: stateTopic,
+      tilt_status_template: "{{ value_json.tilt if value_json.tilt is not none else 'None' }}",
+      tilt_command_topic: command,
+      tilt_command_template: '{"tilt": {{ tilt_position }}}',
+      tilt_min: 0,
+      tilt_max: 100,
+      tilt_opened_value: 100,
+      tilt_closed_value: 0,
+    });
+  }
+  return fields;
 }
 
 export function message(ctx: DiscoveryContext, component: string, device: Device, suffix: string, payload: Payload): DiscoveryMessage {

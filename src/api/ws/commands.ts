@@ -137,7 +137,7 @@ async function setDevice({ registry, feed }: WsCommandContext, message: Message,
   const value = message['value'];
   let fields: Record<string, unknown>;
   if (value !== undefined && value !== null) {
-    fields = fieldsFromValue(device.type, value);
+    fields = fieldsFromValue(device.type, value, message);
   } else {
     fields = {};
     for (const [key, field] of Object.entries(message)) if (!SET_ENVELOPE.has(key)) fields[key] = field;

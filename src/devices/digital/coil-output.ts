@@ -36,6 +36,12 @@ export abstract class CoilOutput extends SlaveDevice<CoilOutputWrite> {
     return { dev: this.type, circuit: this.circuit, value: bitOf(this.slave.cache, this.feature.val_reg, this.index) };
   }
 
+  /** Reads the value register afresh (ahead of the polls), when a failed write left the state in doubt. */
+  async readBack(): Promise<void> {
+    await this.slave.readRegisters('holding', this.feature.val_reg, 1);
+    this.slave.refreshAfterWrite(this);
+  }
+
   protected async apply(params: Partial<CoilOutputWrite>): Promise<void> {
     if (params.value === undefined) return;
     const { val_coil, val_reg } = this.feature;

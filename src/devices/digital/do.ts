@@ -157,6 +157,13 @@ export class DigitalOutput extends SlaveDevice<DoWrite> {
     }
   }
 
+  /** Reads the value and duty registers afresh, when a failed write left the state in doubt. */
+  async readBack(): Promise<void> {
+    await this.slave.readRegisters('holding', this.feature.val_reg, 1);
+    await this.slave.readRegisters('holding', this.feature.pwm_reg + this.index, 1);
+    this.slave.refreshAfterWrite(this);
+  }
+
   private async setValue(value: 0 | 1): Promise<void> {
     const { val_coil, val_reg, pwm_reg } = this.feature;
     await this.slave.writeCoil(val_coil + this.index, value === 1, { register: val_reg, bit: this.index % 16 });

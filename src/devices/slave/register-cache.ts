@@ -7,6 +7,8 @@ import { blockOf } from '../../boards/regmap.js';
 interface CachedBlock {
   readonly def: RegisterBlock;
   readonly values: Uint16Array;
+  /** Per register, the number of the last patch (confirmed write) that set it; 0 for none. */
+  readonly patchedBy: Float64Array;
   valid: boolean;
   /** Date.now() of the last successful read; 0 before the first. */
   readAt: number;
@@ -15,9 +17,11 @@ interface CachedBlock {
 export class RegisterCache {
   readonly blocks: readonly CachedBlock[];
   private readonly layout: { blocks: readonly RegisterBlock[] };
+  /** Patches applied so far: a read asked for before patch n cannot know its value. */
+  private patches = 0;
 
   constructor(defs: readonly RegisterBlock[]) {
-    this.blocks = defs.map((def) => ({ def, values: new Uint16Array(def.count), valid: false, readAt: 0 }));
+    this.blocks = defs.map((def) => ({ def, values: new Uint16Array(def.count), patchedBy: new Float64Array(def.count), valid: false, readAt: 0 }));
     this.layout = { blocks: defs };
   }
 
@@ -51,17 +55,27 @@ export class RegisterCache {
     return block.values.subarray(offset, offset + count);
   }
 
+  /** Taken when a read is asked for, and given back to store() with its reply. */
+  mark(): number {
+    return this.patches;
+  }
+
   /**
    * Keep a block's fresh read, found at `offset` in `registers` (a read may
    * cover several blocks). Returns whether anything differs from what was
    * cached (always true for the first read), so callers re-decode devices only
-   * when a poll brought news, which most polls do not.
+   * when a poll brought news, which most polls do not. A register patched by
+   * a write confirmed after the read was asked for (`since`, from mark())
+   * keeps the patched value: the read may have reached the slave before the
+   * write, and its reply, handled after the write's, would put the old state
+   * back (a relay shown off while it is on) until the next poll.
    */
-  store(blockIndex: number, registers: readonly number[], offset = 0, readAt = Date.now()): boolean {
+  store(blockIndex: number, registers: readonly number[], offset = 0, readAt = Date.now(), since = Infinity): boolean {
     const block = this.blocks[blockIndex]!;
-    const { values } = block;
+    const { values, patchedBy } = block;
     let changed = !block.valid;
     for (let i = 0; i < values.length; i++) {
+      if (patchedBy[i]! > since) continue;
       const value = registers[offset + i]!;
       if (values[i] !== value) {
         values[i] = value;
@@ -96,6 +110,7 @@ export class RegisterCache {
    * once. Calls `touched` with the index of each block it changed a value in.
    */
   patch(space: RegisterSpace, address: number, values: readonly number[], touched?: (blockIndex: number) => void): void {
+    const patch = ++this.patches;
     this.blocks.forEach((block, index) => {
       const { start_reg, count, type } = block.def;
       if (type !== space || !block.valid) return;
@@ -103,6 +118,7 @@ export class RegisterCache {
         const offset = address + i - start_reg;
         if (offset >= 0 && offset < count) {
           block.values[offset] = values[i]!;
+          block.patchedBy[offset] = patch;
           touched?.(index);
         }
       }

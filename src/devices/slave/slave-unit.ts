@@ -291,6 +291,7 @@ export class SlaveUnit {
     for (let r = 0; r < reads.length; r++) {
       const read = reads[r]!;
       let response: ModbusResponse;
+      const since = this.cache.mark();
       try {
         response = await this.request(read.request, 'poll', retries);
       } catch (error) {
@@ -317,7 +318,7 @@ export class SlaveUnit {
       answered = true;
       const readAt = Date.now();
       this.stats.lastOkAt = readAt;
-      changed = this.storeRead(read, response, readAt, changed);
+      changed = this.storeRead(read, response, readAt, since, changed);
     }
     this.stats.lastScanMs = performance.now() - started;
     if (!interrupted) this.afterScan(answered, failure, now);
@@ -405,8 +406,9 @@ export class SlaveUnit {
     let changed: Set<Device> | undefined;
     try {
       for (const index of indices) {
+        const since = this.cache.mark();
         const response = await this.request(this.blockReads[index]!, 'input', 0);
-        if ('registers' in response) changed = this.storeBlock(index, response.registers, 0, Date.now(), changed);
+        if ('registers' in response) changed = this.storeBlock(index, response.registers, 0, Date.now(), since, changed);
       }
     } catch {
       // Counted in stats by request(); the next scan or read tries again.
@@ -415,15 +417,16 @@ export class SlaveUnit {
   }
 
   /** Keep a read's registers, block by block; devices are re-decoded only when their block moved. */
-  private storeRead(read: PlannedRead, response: ModbusResponse, readAt: number, changed: Set<Device> | undefined): Set<Device> | undefined {
+  /** `since`: the cache's mark() when the read was asked for (writes confirmed after it win). */
+  private storeRead(read: PlannedRead, response: ModbusResponse, readAt: number, since: number, changed: Set<Device> | undefined): Set<Device> | undefined {
     if (!('registers' in response)) return changed;
-    for (let i = 0; i < read.blocks.length; i++) changed = this.storeBlock(read.blocks[i]!, response.registers, read.offsets[i]!, readAt, changed);
+    for (let i = 0; i < read.blocks.length; i++) changed = this.storeBlock(read.blocks[i]!, response.registers, read.offsets[i]!, readAt, since, changed);
     return changed;
   }
 
   /** Returns `changed`, made if it was not and a device changed. */
-  private storeBlock(index: number, registers: readonly number[], offset: number, readAt: number, changed: Set<Device> | undefined): Set<Device> | undefined {
-    const moved = this.cache.store(index, registers, offset, readAt);
+  private storeBlock(index: number, registers: readonly number[], offset: number, readAt: number, since: number, changed: Set<Device> | undefined): Set<Device> | undefined {
+    const moved = this.cache.store(index, registers, offset, readAt, since);
     for (const hook of this.readHooks[index]!) hook();
     // At 50 Hz on every slave, decoding unchanged values was most of the idle CPU.
     if (!moved) return changed;
@@ -500,7 +503,7 @@ export class SlaveUnit {
     const context = priority === 'write' ? currentRequestContext() : undefined;
     // Polls pass no options object, and the outcome is counted by two handlers made once rather than an
     // async function per read: one object and one promise fewer per poll.
-    const options = context ? { retries, signal: context.signal, deadline: context.deadline } : retries === undefined ? NO_OPTIONS : retries;
+    const options = context ? { retries, signal: context.signal, deadline: context.deadline, onAnswered: context.onAnswered } : retries === undefined ? NO_OPTIONS : retries;
     return this.bus.request(this.unit, request, priority, options).then(this.countAnswer, this.countFailure);
   }
 

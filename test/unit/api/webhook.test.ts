@@ -161,3 +161,27 @@ test('a receiver that never answers is given up after the timeout; requests in t
     receiver.close();
   }
 });
+
+test('POST mode: a cover is delivered as it starts and stops moving', async () => {
+  const receiver = new Receiver();
+  const port = await receiver.listen();
+  const covers = 'covers:\n  blind:\n    up: do/1_03\n    down: do/1_04\n    travel_up_s: 0.3\n    travel_down_s: 0.3\n    overrun_s: 0.1\n';
+  const gate = await startGate(`${yaml(port, ['cover'], true)}${covers}`);
+  try {
+    const write = await fetch(`${gate.baseUrl}/rest/cover/blind`, { method: 'POST', body: new URLSearchParams({ command: 'open' }) });
+    assert.equal(write.status, 200);
+    const moving = JSON.parse((await receiver.nextRequest(1)).body) as Array<Record<string, unknown>>;
+    assert.equal(moving[0]!['dev'], 'cover');
+    assert.equal(moving[0]!['moving'], 'up');
+    // About four deliveries a second while it moves, then the stop at the end of travel.
+    for (let count = 2; ; count++) {
+      const state = (JSON.parse((await receiver.nextRequest(count)).body) as Array<Record<string, unknown>>)[0]!;
+      if (state['moving'] !== 'stopped') continue;
+      assert.deepEqual([state['position'], state['calibrated']], [100, true]);
+      break;
+    }
+  } finally {
+    await gate.close();
+    receiver.close();
+  }
+});

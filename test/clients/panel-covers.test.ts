@@ -1,0 +1,165 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import type { BrowserContext, Page } from 'playwright-core';
+import { browserMissing, launchChromium, seriousAxeViolations, type LaunchedBrowser } from '../helpers/browser.js';
+import { configFile, httpCall } from '../helpers/http-call.js';
+import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
+
+// Cover cards of the built-in panel in Debian's Chromium, against the built
+// daemon and a relay board simulated in another process: open, stop and close
+// buttons, a position slider that follows the cover as it moves, keyboard
+// use, axe-core, and screenshots to look at.
+
+const skip = browserMissing();
+/** Relays of the E-8DI8RO board (unit 2): bit i of holding register 1. */
+const UP = 0;
+const DOWN = 1;
+
+describe('cover cards in Chromium', { skip }, () => {
+  let chromium: LaunchedBrowser;
+  let sim: SimProcess;
+  let daemon: SpawnedDaemon;
+  let context: BrowserContext;
+  let page: Page;
+  const errors: string[] = [];
+
+  before(async () => {
+    chromium = await launchChromium();
+    sim = await startSim(['--model', '01', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
+    const state = configFile('', 'iogate-panel-covers-');
+    const { dir, file } = configFile(
+      [
+        `alias_file: ${join(state.dir, 'alias.yaml')}`,
+        'apis:',
+        '  websocket:',
+        '    enabled: true',
+        'comm_channels:',
+        '  BUS:',
+        '    type: MODBUSTCP',
+        '    hostname: 127.0.0.1',
+        `    port: ${sim.tcpPort}`,
+        '    devices:',
+        '      2:',
+        "        model: '01'",
+        '        slave-id: 2',
+        'covers:',
+        '  living_room:',
+        '    up: ro/2_01',
+        '    down: ro/2_02',
+        '    travel_up_s: 4',
+        '    travel_down_s: 3.5',
+        '    tilt_s: 0.6',
+        '    overrun_s: 0.3',
+        '  garage:',
+        '    up: ro/2_03',
+        '    down: ro/2_04',
+        '    travel_up_s: 2',
+        '    travel_down_s: 2',
+        'interlocks:',
+        '  - outputs: [ro/2_05, ro/2_06]',
+        '    dwell_ms: 300',
+      ].join('\n'),
+      'iogate-panel-covers-',
+    );
+    daemon = await spawnDaemon(['--config', file], { cwd: dir });
+    context = await chromium.context({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text());
+    });
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(`${daemon.baseUrl}/`);
+    await page.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
+  });
+
+  after(async () => {
+    await chromium?.close();
+    await daemon?.stop();
+    await sim?.stop();
+  });
+
+  async function relay(bit: number): Promise<boolean> {
+    const [word] = await sim.registers(2, 1, 1);
+    return ((word! >> bit) & 1) === 1;
+  }
+
+  test('each cover has a card with open, stop and close, on the board of its outputs', async () => {
+    const card = page.locator('[data-key="cover/living_room"]');
+    await card.waitFor();
+    assert.equal(await page.locator('section[data-board="2"] [data-key="cover/living_room"]').count(), 1);
+    for (const name of ['open cover living_room', 'stop cover living_room', 'close cover living_room']) {
+      await page.getByRole('button', { name, exact: true }).waitFor();
+    }
+    assert.equal(await card.locator('.val').textContent(), 'not calibrated');
+    assert.equal(await page.getByRole('slider', { name: 'Position cover living_room', exact: true }).getAttribute('aria-valuetext'), 'unknown');
+  });
+
+  test('Open runs the motor at the simulator; the slider follows the cover up; Stop stops it', async () => {
+    await page.getByRole('button', { name: 'open cover living_room', exact: true }).click();
+    await page.locator('[data-key="cover/living_room"] .cover[data-moving="up"]').waitFor();
+    assert.equal(await relay(UP), true, 'up relay on at the simulator');
+    // From an unknown position the first run goes the whole way; the slider shows 100 once there.
+    const slider = page.getByRole('slider', { name: 'Position cover living_room', exact: true });
+    await page.waitForFunction(() => document.querySelector('[data-key="cover/living_room"] input[type=range]')?.getAttribute('aria-valuetext') === '100 %', undefined, { timeout: 8000 });
+    await page.locator('[data-key="cover/living_room"] .cover[data-moving="stopped"]').waitFor({ timeout: 3000 });
+    assert.equal(await relay(UP), false);
+    // Down to 30 % with the keyboard: the slider moves along with the pushed states.
+    await slider.focus();
+    await slider.fill('30');
+    await slider.dispatchEvent('change');
+    await page.locator('[data-key="cover/living_room"] .cover[data-moving="down"]').waitFor();
+    const seen = new Set<string>();
+    const deadline = Date.now() + 6000;
+    while (Date.now() < deadline) {
+      const text = await page.locator('[data-key="cover/living_room"] .reading').first().textContent();
+      seen.add(String(text));
+      if ((await page.locator('[data-key="cover/living_room"] .cover').getAttribute('data-moving')) === 'stopped') break;
+      await page.waitForTimeout(100);
+    }
+    assert.ok(seen.size >= 3, `the reading moved through ${[...seen].join(', ')}`);
+    const state = (await httpCall(daemon.baseUrl, '/rest/cover/living_room')).json;
+    assert.ok(Math.abs(Number(state['position']) - 30) <= 3, `at ${state['position']} %`);
+    await page.getByRole('button', { name: 'close cover living_room', exact: true }).click();
+    await page.locator('[data-key="cover/living_room"] .cover[data-moving="down"]').waitFor();
+    assert.equal(await relay(DOWN), true);
+    await page.getByRole('button', { name: 'stop cover living_room', exact: true }).click();
+    await page.locator('[data-key="cover/living_room"] .cover[data-moving="stopped"]').waitFor();
+    assert.equal(await relay(DOWN), false);
+    assert.deepEqual(errors, []);
+  });
+
+  test('an interlocked relay switched on while the other is on shows the 409 in its card', async () => {
+    await page.getByRole('switch', { name: 'ro 2_05', exact: true }).click();
+    await page.waitForSelector('[data-key="ro/2_05"] [role=switch][aria-checked="true"]:not([aria-busy])');
+    await page.getByRole('switch', { name: 'ro 2_06', exact: true }).click();
+    const error = page.locator('[data-key="ro/2_06"] [role=alert]');
+    await error.filter({ hasText: /ro 2_05 is on/ }).waitFor();
+    await page.waitForSelector('[data-key="ro/2_06"] [role=switch][aria-checked="false"]:not([aria-busy])');
+    assert.equal(await relay(5), false);
+  });
+
+  test('axe-core finds no serious or critical violation on the cover cards, in either theme; screenshots', async () => {
+    const dir = join(tmpdir(), 'iogate-cover-shots');
+    mkdirSync(dir, { recursive: true });
+    await httpCall(daemon.baseUrl, '/rest/cover/garage', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'command=close' });
+    for (const colorScheme of ['light', 'dark'] as const) {
+      const audit = await chromium.context({ colorScheme, bypassCSP: true, viewport: { width: 1280, height: 900 } });
+      const audited = await audit.newPage();
+      await audited.goto(`${daemon.baseUrl}/`);
+      await audited.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
+      await audited.getByRole('combobox', { name: /type/i }).selectOption('cover').catch(() => undefined);
+      await audited.locator('[data-key="cover/garage"]').waitFor();
+      const path = join(dir, `covers-${colorScheme}.png`);
+      await audited.screenshot({ path });
+      assert.ok(readFileSync(path).length > 1000);
+      process.stderr.write(`cover cards screenshot: ${path}\n`);
+      const serious = await seriousAxeViolations(audited);
+      assert.deepEqual(serious, [], `${colorScheme}: ${JSON.stringify(serious)}`);
+      await audit.close();
+    }
+  });
+});

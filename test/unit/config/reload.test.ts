@@ -99,6 +99,29 @@ test('an invalid file changes nothing: 400 with the problems, and the old config
   }
 });
 
+test('with interlocks configured, a reload that changes them or the buses is refused whole; API settings still reload', async () => {
+  const guarded = (dwell: number, timeout = 200) => ({ buses: [bus('A', timeout, [1]), bus('B', 200, [2])], extra: [] as string[], tail: ['interlocks:', '  - outputs: [do/1_01, do/1_02]', `    dwell_ms: ${dwell}`] });
+  const text = ({ buses, tail }: ReturnType<typeof guarded>, tokens?: string[]) => `${configText({ buses, ...(tokens ? { tokens } : {}) })}${tail.join('\n')}\n`;
+  const { daemon, file } = await startWith(text(guarded(500)));
+  try {
+    for (const changed of [guarded(100), guarded(500, 300)]) {
+      writeFileSync(file, text(changed));
+      const refused = await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN });
+      assert.equal(refused.status, 400);
+      assert.match(refused.body, /takes a restart/);
+    }
+    // The interlock still holds after the refusals.
+    assert.equal((await call(daemon.baseUrl, 'POST', '/rest/do/1_01', { token: ADMIN, body: 'value=1' })).status, 200);
+    assert.equal((await call(daemon.baseUrl, 'POST', '/rest/do/1_02', { token: ADMIN, body: 'value=1' })).status, 409);
+    // Only a token added: applied in place.
+    writeFileSync(file, text(guarded(500), [`${READER}:read`, `${ADMIN}:admin`, 'second-reader-00001:read']));
+    assert.equal((await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN })).status, 200);
+    assert.equal((await call(daemon.baseUrl, 'GET', '/rest/do/1_01', { token: 'second-reader-00001' })).status, 200);
+  } finally {
+    assert.equal(await daemon.stop(), 0);
+  }
+});
+
 test('a valid file is applied as a difference: unchanged buses keep polling, aliases survive, revoked WebSocket clients are closed', async () => {
   const { daemon, file } = await startWith(configText());
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -122,21 +122,22 @@ function main(): void {
 
   const runtime = buildRuntime(config, (name) => findModel(name, userModels), log);
   const guards = apiGuards(config.apis);
+  const { websocket, webhook } = config.apis;
+  const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
   const server = createHttpServer({
     registry: runtime.registry,
     feed: runtime.feed,
     version: VERSION_TEXT,
     metrics: runtime,
+    webhook: hook?.stats,
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
     ...guards,
   });
-  const { websocket, webhook } = config.apis;
   const ws = websocket.enabled
     ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: websocket.allFiltered }, guards, log, {
         errorReplies: websocket.errorReplies,
       })
     : undefined;
-  const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
   server.on('error', (error: NodeJS.ErrnoException) => {
     const where = `${config.apis.address}:${config.apis.port}`;
     if (error.code === 'EADDRINUSE') {

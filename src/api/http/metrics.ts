@@ -3,6 +3,7 @@ import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
 import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
 import type { OneWireBus } from '../../onewire/bus.js';
 import type { AdmissionStats } from './admission.js';
+import type { WebhookStats } from '../webhook.js';
 
 // `GET /metrics`: per-bus and per-slave Modbus statistics in the Prometheus
 // text exposition format (version 0.0.4), so a line that degrades (timeouts,
@@ -15,6 +16,8 @@ export interface MetricsSource {
   readonly oneWire?: ReadonlyArray<{ bus: OneWireBus }>;
   /** Admission and its parking lot: a connection flood shows here. */
   readonly http?: AdmissionStats;
+  /** The outgoing webhook, when enabled: a receiver that hangs or fails shows here. */
+  readonly webhook?: WebhookStats;
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -38,7 +41,7 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
   ['corruptFrames', 'corrupt_frames_total', 'Received frames dropped for a CRC or framing error.'],
 ];
 
-export function renderMetrics({ buses, slaves, oneWire = [], http }: MetricsSource): string {
+export function renderMetrics({ buses, slaves, oneWire = [], http, webhook }: MetricsSource): string {
   const families: Family[] = [];
   const busStats = buses.map((bus) => ({ bus, stats: bus.stats() }));
   for (const [key, suffix, help] of TRANSACTION_COUNTERS) {
@@ -110,6 +113,7 @@ export function renderMetrics({ buses, slaves, oneWire = [], http }: MetricsSour
   );
   families.push(...oneWireFamilies(oneWire.map(({ bus }) => bus)));
   if (http) families.push(...httpFamilies(http));
+  if (webhook) families.push(...webhookFamilies(webhook));
   return families.map(renderFamily).join('');
 }
 
@@ -133,6 +137,28 @@ function httpFamilies(http: AdmissionStats): Family[] {
         [{ reason: 'evicted' }, parking.evicted],
       ],
     },
+  ];
+}
+
+function webhookFamilies(webhook: WebhookStats): Family[] {
+  const single = (name: string, type: Family['type'], help: string, value: number): Family => ({ name, type, help, samples: [[{}, value]] });
+  const { failed } = webhook;
+  return [
+    single('iogate_webhook_up', 'gauge', '1 while deliveries succeed; 0 from a failed attempt until one succeeds again.', webhook.up ? 1 : 0),
+    single('iogate_webhook_pending_devices', 'gauge', 'Devices not delivered yet (in the request out now or waiting), each once in its latest state.', webhook.pending),
+    single('iogate_webhook_retry_seconds', 'gauge', 'Pause before the next retry while failing (0 when up).', webhook.retryMs / 1000),
+    single('iogate_webhook_deliveries_total', 'counter', 'Requests the receiver answered with a status below 400.', webhook.delivered),
+    {
+      name: 'iogate_webhook_failed_total',
+      type: 'counter',
+      help: 'Failed attempts: no complete answer by the deadline (the request is then aborted), an error status, or a connection error.',
+      samples: [
+        [{ reason: 'timeout' }, failed.timeout],
+        [{ reason: 'status' }, failed.status],
+        [{ reason: 'network' }, failed.network],
+      ],
+    },
+    single('iogate_webhook_superseded_total', 'counter', 'Changes dropped unsent because the device changed again before delivery; its latest state went instead.', webhook.superseded),
   ];
 }
 

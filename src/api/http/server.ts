@@ -7,6 +7,7 @@ import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
 import type { ApiGuards } from '../access/guards.js';
 import { crossSiteRefusal, isSafeMethod } from '../access/origin.js';
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
+import type { WebhookStats } from '../webhook.js';
 import { handleRpc } from '../rpc/endpoint.js';
 import { sendError, sendRead, useReplyHeaders } from './respond.js';
 import { sendPanel, type ServedPanel } from '../panel/serve.js';
@@ -20,6 +21,8 @@ export interface HttpContext extends DeviceRouteContext, ApiGuards {
   version: string;
   /** Buses and slaves behind `GET /metrics`; without it the route is absent. */
   metrics?: MetricsSource;
+  /** The outgoing webhook's state, shown in `/metrics` when it is enabled. */
+  webhook?: WebhookStats;
   /** The control panel served at `/`; without it `/` is a 404, as in EVOK. */
   panel?: ServedPanel;
 }
@@ -90,7 +93,7 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
     case 'metrics': {
       if (segments.length !== 1 || !ctx.metrics) break;
       if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
-      const body = renderMetrics({ ...ctx.metrics, http: admission });
+      const body = renderMetrics({ ...ctx.metrics, http: admission, webhook: ctx.webhook });
       res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) });
       res.end(body);
       return;

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { bindPolicyProblem } from './api/access/bind-policy.js';
 import { apiGuards } from './api/access/guards.js';
-import { createHttpServer } from './api/http/server.js';
+import { LISTEN_BACKLOG, createHttpServer } from './api/http/server.js';
 import { loadMallocTrim } from './memory/malloc-trim.js';
 import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
 import { builtinPanel, preparePanel } from './api/panel/serve.js';
@@ -158,7 +158,7 @@ function main(): void {
   let mqtt: MqttBridge | undefined;
   void runtime.start().then(async () => {
     if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
-    server.listen(config.apis.port, config.apis.address, () => {
+    server.listen({ port: config.apis.port, host: config.apis.address, backlog: LISTEN_BACKLOG }, () => {
       const address = server.address();
       const actualPort = typeof address === 'object' && address ? address.port : config.apis.port;
       // The level in force (--debug wins) and the file only if it is really written.

@@ -8,6 +8,7 @@ import type { ApiGuards } from '../access/guards.js';
 import { crossSiteRefusal, isSafeMethod } from '../access/origin.js';
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
 import type { WebhookStats } from '../webhook.js';
+import { takingTurns } from './pipelining.js';
 import { handleRpc } from '../rpc/endpoint.js';
 import { sendError, sendRead, useReplyHeaders } from './respond.js';
 import { sendPanel, type ServedPanel } from '../panel/serve.js';
@@ -16,6 +17,13 @@ import { sendPanel, type ServedPanel } from '../panel/serve.js';
 // segment: no regular expressions on the request path.
 
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
+/**
+ * Connections the kernel completes and queues for us to accept. Under a
+ * connection storm node's default (511) overflows, and every SYN dropped then
+ * costs its client a one-second retransmit. The kernel caps this at
+ * net.core.somaxconn (4096 by default since Linux 5.4).
+ */
+export const LISTEN_BACKLOG = 4096;
 
 export interface HttpContext extends DeviceRouteContext, ApiGuards {
   version: string;
@@ -36,13 +44,13 @@ export function createHttpServer(ctx: HttpContext): Server {
       // The timeouts above are only enforced when this check runs.
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
     },
-    (req, res) => {
+    takingTurns((req, res) => {
       try {
         route(ctx, req, res, admission);
       } catch (error) {
         sendError(res, error, error instanceof RequestError && error.status === 401 ? CHALLENGE_HEADERS : undefined);
       }
-    },
+    }),
   );
   // Not server.maxConnections: that turns the newest client away, however
   // well it behaves; admission lets the connections worth least go instead.

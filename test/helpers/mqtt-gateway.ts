@@ -17,12 +17,18 @@ export interface MqttSettings {
   enabled?: boolean;
   /** Further lines under `apis.mqtt:`, already indented by four spaces. */
   extra?: string;
+  /**
+   * `apis.mqtt.protocol`. aedes speaks only 3.1.1, so that is the default here:
+   * with `auto` iogate's first attempt (MQTT 5) is refused and it connects a
+   * moment later, after clients a test started meanwhile.
+   */
+  protocol?: 'auto' | '5' | '3.1.1';
   /** Further buses under `comm_channels:`, already indented by two spaces. */
   buses?: string;
 }
 
 /** A config file for a SIMULATOR bus with one Neuron brain board (`00`) and MQTT (on unless told). */
-export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '', buses = '' }: MqttSettings, toggleMs = 0): string {
+export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '', buses = '', protocol = '3.1.1' }: MqttSettings, toggleMs = 0): string {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-mqtt-'));
   const file = join(dir, 'config.yaml');
   writeFileSync(
@@ -34,6 +40,7 @@ apis:
     address: 127.0.0.1
     port: ${port}
     client-id: ${clientId}
+    protocol: ${protocol}
 ${extra}
 comm_channels:
   SIM:

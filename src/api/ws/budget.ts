@@ -34,7 +34,7 @@ export const WS_BUDGET = {
   MAX_QUEUED_BYTES: 512 * 1024,
   COMMANDS_PER_TURN: 16,
   /** Command work of all clients together in one event-loop turn (at least one command runs per turn). */
-  COMMAND_MS_PER_TURN: 4,
+  COMMAND_MS_PER_TURN: 2,
   /** Failed messages allowed in a burst, and refilled per second. */
   INVALID_BURST: 64,
   INVALID_PER_SECOND: 64,

@@ -40,6 +40,8 @@ export class PacketSizeGuard extends Transform {
     private readonly maxBytes: number,
     private readonly protocolVersion: () => number,
     private readonly onDropped: (bytes: number) => void = () => undefined,
+    /** Called with the bytes of each read dropped unread. */
+    private readonly onSkipped: (bytes: number) => void = () => undefined,
   ) {
     super();
   }
@@ -55,6 +57,7 @@ export class PacketSizeGuard extends Transform {
       } else if (this.skipping > 0) {
         const end = Math.min(chunk.length, at + this.skipping);
         this.skipping -= end - at;
+        this.onSkipped(end - at);
         at = end;
       } else if (this.oversize) {
         at = this.gather(this.oversize, chunk, at);

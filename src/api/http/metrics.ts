@@ -39,6 +39,8 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
   ['retries', 'retries_total', 'Requests sent again after a timeout or a malformed reply.'],
   ['exceptions', 'exceptions_total', 'Modbus exception replies.'],
   ['corruptFrames', 'corrupt_frames_total', 'Received frames dropped for a CRC or framing error.'],
+  ['lateReplies', 'late_replies_total', 'Replies that came after their request had timed out.'],
+  ['misaddressedReplies', 'misaddressed_replies_total', 'Replies with another unit id than the request on the wire (serial lines).'],
 ];
 
 export function renderMetrics({ buses, slaves, oneWire = [], http, webhook }: MetricsSource): string {

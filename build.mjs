@@ -96,6 +96,14 @@ await Promise.all([
   build({ ...common, entryPoints: ['src/sim/cli.ts'], outfile: join(out, 'iogate-sim.js'), banner: { js: '#!/usr/bin/env node' } }),
 ]);
 
+// The OpenAPI description the daemon serves at /openapi.json, also as a file
+// for the package and for tools: the same code writes both.
+{
+  const { outputFiles } = await build({ ...common, plugins: [], entryPoints: ['src/api/http/openapi.ts'], format: 'esm', write: false, minifySyntax: false, minifyWhitespace: false, charset: 'utf8' });
+  const { openApiDocument } = await import(`data:text/javascript;base64,${Buffer.from(outputFiles[0].text).toString('base64')}`);
+  writeFileSync(join(out, 'openapi.json'), `${JSON.stringify(openApiDocument(version), null, 1)}\n`);
+}
+
 // serialport's native addon cannot be bundled; its prebuilt binaries travel
 // beside the bundle and are found there at run time. PLCs run Linux, so the
 // macOS, Windows and Android builds stay behind.

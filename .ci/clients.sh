@@ -7,4 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(nginx-light chromium curl)
 ensure_debian_packages "${packages[@]}"
+# Run alone, the suite still sends its HTTP API traffic through Prism.
+if [ -z "${IOGATE_PRISM:-}" ]; then
+  IOGATE_PRISM=$(bash .ci/prism.sh)
+  export IOGATE_PRISM
+fi
 timeout --signal=INT --kill-after=30s 20m npm run test:clients

@@ -103,7 +103,7 @@ export function machineFacts({ threads, connections, seconds, nodeOptions, round
     wrkArgs: `-t${threads} -c${connections} -d${seconds}s --latency`,
     nodeOptions: nodeOptions.join(' '),
     rounds,
-    // Whether the daemon could trim its C heap after a burst (README "Memory"): built only where a C compiler was.
+    // Whether the daemon could trim its C heap after a burst (docs/performance.md "Memory"): built only where a C compiler was.
     mallocTrimAddon: existsSync(mallocTrimFile(dirname(BUNDLE), `${process.platform}-${process.arch}`)),
   };
 }

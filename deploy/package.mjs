@@ -81,6 +81,13 @@ function buildPackage(arch, spec, outFile) {
     writeFileSync(join(doc, 'copyright'), copyrightFile());
     writeGzip(Buffer.from(changelog()), join(doc, 'changelog.gz'));
     writeGzip(readFileSync(join(root, 'README.md')), join(doc, 'README.md.gz'));
+    // The README links its topic pages as docs/<page>.md; they ship beside it.
+    mkdirSync(join(doc, 'docs'), { recursive: true });
+    for (const page of readdirSync(join(root, 'docs')).filter((name) => name.endsWith('.md'))) {
+      writeGzip(readFileSync(join(root, 'docs', page)), join(doc, 'docs', `${page}.gz`));
+    }
+    // The API description the daemon also serves at /openapi.json, for tools that read it from a file.
+    install(join(args.bundle, 'openapi.json'), join(stage, 'usr/share/iogate/openapi.json'));
     // The nginx site that serves EVOK's web panel in front of iogate, as an example to copy.
     const nginxSite = join(root, 'deploy/nginx-iogate.conf');
     if (existsSync(nginxSite)) install(nginxSite, join(doc, 'examples/nginx-iogate.conf'));

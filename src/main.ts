@@ -20,6 +20,7 @@ import { openLogFile, type LogFile } from './log-file.js';
 import { buildRuntime } from './runtime.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { startStatsLine } from './stats-line.js';
+import { TrendStore } from './trends/trend-store.js';
 import { VERSION, VERSION_TEXT } from './version.js';
 
 // Command-line entry of the daemon.
@@ -124,6 +125,7 @@ function main(): void {
   const guards = apiGuards(config.apis);
   const { websocket, webhook } = config.apis;
   const hook = webhook.enabled ? startWebhook(webhook, runtime.feed, log) : undefined;
+  const trends = new TrendStore(runtime.registry);
   const server = createHttpServer({
     registry: runtime.registry,
     feed: runtime.feed,
@@ -131,6 +133,7 @@ function main(): void {
     metrics: runtime,
     webhook: hook?.stats,
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
+    trends,
     ...guards,
   });
   const ws = websocket.enabled
@@ -157,6 +160,7 @@ function main(): void {
   if (statsMs > 0) startStatsLine(runtime, statsMs, (line) => process.stderr.write(line));
   let mqtt: MqttBridge | undefined;
   void runtime.start().then(async () => {
+    trends.start();
     if (config.apis.mqtt.enabled) mqtt = await startMqttSafely();
     server.listen({ port: config.apis.port, host: config.apis.address, backlog: LISTEN_BACKLOG }, () => {
       const address = server.address();

@@ -1,4 +1,4 @@
-import { parseFields, type FieldSpec } from './fields.js';
+import { parseFields, schemaRefusal, type FieldSpec, type UnknownField } from './fields.js';
 import { floatText, objectJson } from '../json-text.js';
 
 // A device is one addressable thing of the API (`di 1_01`, `ro 2_03` …). It
@@ -37,12 +37,25 @@ export abstract class Device<P extends object = object> {
   /** Whether its JSON changes without any event (ages by itself), so listings must not keep it. */
   readonly volatile: boolean = false;
   alias: string | undefined;
+  /**
+   * Whether the last change refresh() found is one EVOK pushes: false when only
+   * settings changed (alias, `settingFields`). Listeners that keep EVOK's event
+   * set skip the device then; MQTT, which mirrors every state, does not.
+   */
+  changeIsEvent = true;
   private state: DeviceState | undefined;
   private text: string | undefined;
 
   protected abstract readonly writeSpec: FieldSpec<P>;
   /** Fields EVOK writes as floats (`5.0`, not `5`); see isFloat. */
   protected readonly floatFields: ReadonlySet<string> | undefined = undefined;
+  /**
+   * Fields whose change alone EVOK never pushes (configuration, not readings:
+   * a DI's debounce, a watchdog's timeout). `alias` is one for every type.
+   */
+  protected readonly settingFields: ReadonlySet<string> = NO_FIELDS;
+  /** How a field this type does not take is refused: EVOK's error key differs by type. */
+  protected readonly unknownField: UnknownField = schemaRefusal;
 
   constructor(readonly circuit: string) {}
 
@@ -85,6 +98,7 @@ export abstract class Device<P extends object = object> {
     const before = this.full();
     const after = this.withAlias(this.decode());
     if (sameState(before, after)) return false;
+    this.changeIsEvent = changesReading(before, after, this.settingFields);
     this.state = after;
     this.text = undefined;
     return true;
@@ -95,7 +109,7 @@ export abstract class Device<P extends object = object> {
    * performs it. Splitting the two keeps a half-valid request from writing half.
    */
   prepareWrite(raw: Readonly<Record<string, unknown>>): () => Promise<void> {
-    const params = parseFields(this.writeSpec, raw);
+    const params = parseFields(this.writeSpec, raw, this.unknownField);
     this.checkWrite(params);
     return () => this.apply(params);
   }
@@ -130,6 +144,18 @@ export abstract class Device<P extends object = object> {
     if (this.alias) state['alias'] = this.alias;
     return state;
   }
+}
+
+const NO_FIELDS: ReadonlySet<string> = new Set();
+
+/** Whether a field other than `alias` and the settings differs between two unequal states. */
+function changesReading(a: DeviceState, b: DeviceState, settings: ReadonlySet<string>): boolean {
+  for (const key in b) {
+    if (key === 'alias' || settings.has(key)) continue;
+    if (!(key in a) || !sameState({ [key]: a[key] }, { [key]: b[key] })) return true;
+  }
+  for (const key in a) if (!(key in b) && key !== 'alias' && !settings.has(key)) return true;
+  return false;
 }
 
 /**

@@ -12,7 +12,7 @@
 export class ValidationError extends Error {
   constructor(
     message: string,
-    readonly kind: 'ValidationError' | 'ValueError' = 'ValidationError',
+    readonly kind: 'ValidationError' | 'ValueError' | 'TypeError' | 'AttributeError' | 'Exception' = 'ValidationError',
   ) {
     super(message);
     this.name = kind;
@@ -126,19 +126,30 @@ export const flag: Coercer<boolean> = (raw, field) => {
 
 export type FieldSpec<P> = { readonly [K in keyof P]-?: Coercer<P[K]> };
 
+/** How a type refuses a field it does not take, as EVOK refused it for that type. */
+export type UnknownField = (field: string, writable: readonly string[]) => ValidationError;
+
+/** EVOK's schemas (`additionalProperties: false`) refuse unknown fields with a ValidationError. */
+export const schemaRefusal: UnknownField = (field, writable) =>
+  new ValidationError(
+    writable.length
+      ? `'${field}' cannot be written here (writable: ${[...writable, 'alias'].join(', ')})`
+      : `'${field}' cannot be written: this device is read-only`,
+  );
+
+/**
+ * Types EVOK checked with no schema passed unknown fields on to Python's
+ * `set()`, which refused them with a TypeError.
+ */
+export const keywordRefusal: UnknownField = (field, writable) =>
+  new ValidationError(`set() got an unexpected keyword argument '${field}' (writable: ${[...writable, 'alias'].join(', ')})`, 'TypeError');
+
 /** Coerce `raw` with `spec`; unknown fields are errors, as in EVOK's schemas. */
-export function parseFields<P extends object>(spec: FieldSpec<P>, raw: Readonly<Record<string, unknown>>): Partial<P> {
+export function parseFields<P extends object>(spec: FieldSpec<P>, raw: Readonly<Record<string, unknown>>, unknown: UnknownField = schemaRefusal): Partial<P> {
   const parsed: Partial<P> = {};
   for (const [field, value] of Object.entries(raw)) {
     if (field === 'alias') continue;
-    if (!Object.hasOwn(spec, field)) {
-      const allowed = Object.keys(spec);
-      throw new ValidationError(
-        allowed.length
-          ? `'${field}' cannot be written here (writable: ${[...allowed, 'alias'].join(', ')})`
-          : `'${field}' cannot be written: this device is read-only`,
-      );
-    }
+    if (!Object.hasOwn(spec, field)) throw unknown(field, Object.keys(spec));
     const coerce = spec[field as keyof P];
     parsed[field as keyof P] = coerce(value, field);
   }

@@ -23,8 +23,12 @@ interface SensorWrite {
 /** Longest sensor period accepted: a day. */
 export const MAX_INTERVAL_S = 86_400;
 
+const SENSOR_SETTINGS: ReadonlySet<string> = new Set(['interval']);
+
 export abstract class OneWireSensor extends Device<SensorWrite> {
   readonly type = 'sensor' as const;
+  /** A new reading period is no reading: EVOK pushes sensors after reads and when they are lost. */
+  protected override readonly settingFields: ReadonlySet<string> = SENSOR_SETTINGS;
   protected readonly writeSpec: FieldSpec<SensorWrite> = { interval: decimal(1, MAX_INTERVAL_S) };
   lost = false;
   /** Unix time in seconds of the last good read; null before it. */

@@ -53,14 +53,29 @@ const actions: Actions = {
       // With the live feed up, the write's own change comes over the WebSocket, in order with
       // every change after it. The reply comes over another connection and can arrive after a
       // later change's push (the next scan's reading), so showing it would put an older state
-      // back; the card keeps what the feed says.
-      return linkLive ? undefined : confirmed;
+      // back; the card keeps what the feed says. Settings (alias, debounce, a watchdog's
+      // timeout) are not pushed, as in EVOK, so those fields come from the reply.
+      return linkLive && confirmed ? withSettings(view.device, confirmed, fields) : confirmed;
     } catch (error) {
       if (error instanceof NeedsToken) askToken(error.message);
       throw error;
     }
   },
 };
+
+/**
+ * The card's state with the written fields other than `value` taken from a write's reply;
+ * undefined when there are none. A value comes over the feed, in order with later readings.
+ */
+function withSettings(current: Device, confirmed: Device, written: Record<string, unknown>): Device | undefined {
+  const settings = Object.keys(written).filter((field) => field !== 'value' && field in confirmed);
+  if (settings.length === 0 && !('alias' in written)) return undefined;
+  const merged: Device = { ...current };
+  for (const field of settings) merged[field] = confirmed[field];
+  // An alias removed is a field gone from the reply.
+  if ('alias' in written && !('alias' in confirmed)) delete merged['alias'];
+  return merged;
+}
 
 function boardFor(id: string): Board {
   let board = boards.get(id);

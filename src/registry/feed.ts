@@ -10,7 +10,8 @@ export type FeedListener = (devices: readonly Device[]) => void;
 export interface FeedOptions {
   /**
    * Also receive devices EVOK never pushes (`eventCapable` false, e.g. raw
-   * registers, EVOK#214). MQTT mirrors every state; WebSocket and webhooks
+   * registers, EVOK#214) and changes of settings alone (an alias, a
+   * watchdog's timeout). MQTT mirrors every state; WebSocket and webhooks
    * keep EVOK's event set.
    */
   includeSilent?: boolean;
@@ -32,7 +33,7 @@ export class ChangeFeed {
         listener(devices);
         continue;
       }
-      events ??= devices.filter((device) => device.eventCapable);
+      events ??= devices.filter((device) => device.eventCapable && device.changeIsEvent);
       if (events.length > 0) listener(events);
     }
   }

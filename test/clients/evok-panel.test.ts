@@ -80,7 +80,7 @@ for (const site of ['evok', 'iogate'] as const) {
 
     test('an output switched with curl shows within one second', async () => {
       assert.equal(await outputValue(page, 'do', '1_03'), '0');
-      await run('curl', ['-sS', '-X', 'POST', '-d', 'value=1', `${rig.daemon.baseUrl}/rest/do/1_03`]);
+      await run('curl', ['-sS', '-X', 'POST', '-d', 'value=1', `${rig.daemon.apiUrl}/rest/do/1_03`]);
       await eventually(async () => (await outputValue(page, 'do', '1_03')) === '1', 'DO 1_03 shown on', 1000);
       await run('curl', ['-sS', '-X', 'POST', '-H', 'Content-Type: application/json', '-d', '{"value":0}', `${rig.nginx.baseUrl}/json/do/1_03`]);
       await eventually(async () => (await outputValue(page, 'do', '1_03')) === '0', 'DO 1_03 shown off (written through nginx)', 1000);

@@ -11,7 +11,7 @@ import { clientsMissing, eventually, openEvokPanel, startRig, type Rig } from '.
 // EVOK's own web panel through nginx, and curl, while a local program holds
 // far more idle keep-alive connections than iogate gives one address. On
 // loopback every local client shares that address: nginx's connections to
-// iogate and curl's are parked (see README, Security → Parking lot) and must
+// iogate and curl's are parked (see docs/security.md, parking lot) and must
 // work as any other: pages, form writes, the WebSocket upgrade and its live
 // frames. The flood's own connections are answered and none is let go.
 

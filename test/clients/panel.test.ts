@@ -113,7 +113,7 @@ describe('panel in Chromium', { skip }, () => {
   });
 
   test('the page loads with no console errors and lists every configured device', async () => {
-    const all = (await httpCall(rig.daemon.baseUrl, '/rest/all')).json as { dev: string; circuit: string }[];
+    const all = (await httpCall(rig.daemon.apiUrl, '/rest/all')).json as { dev: string; circuit: string }[];
     assert.ok(all.length > 50, `${all.length} devices`);
     const shown = await page.$$eval('article.dev', (cards) => cards.map((card) => card.getAttribute('data-key')));
     assert.deepEqual(new Set(shown), new Set(all.map((device) => `${device.dev}/${device.circuit}`)));
@@ -130,19 +130,19 @@ describe('panel in Chromium', { skip }, () => {
     assert.equal(await toggle.getAttribute('aria-checked'), 'false');
     await toggle.click();
     await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-checked="true"]:not([aria-busy])');
-    assert.equal(await apiValue(rig.daemon.baseUrl, '/rest/do/1_01'), 1);
+    assert.equal(await apiValue(rig.daemon.apiUrl, '/rest/do/1_01'), 1);
     // The simulated board's coil register says so too (do 1_01 = bit 0 of register 1).
     assert.equal((await rig.simA.registers(1, 1, 1))[0]! & 1, 1);
     await toggle.press('Space');
     await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-checked="false"]:not([aria-busy])');
-    assert.equal(await apiValue(rig.daemon.baseUrl, '/rest/do/1_01'), 0);
+    assert.equal(await apiValue(rig.daemon.apiUrl, '/rest/do/1_01'), 0);
   });
 
   test('an input moved by the simulator and an output switched by a POST appear within a second', async () => {
     const started = Date.now();
     await rig.simA.setRegisters(1, 0, [0b0100]);
     await page.waitForFunction(() => document.querySelector('[data-key="di/1_03"] .val')?.textContent?.startsWith('on'), undefined, { timeout: LIVE_MS });
-    const reply = await httpCall(rig.daemon.baseUrl, '/rest/ro/2_05', { method: 'POST', headers: FORM, body: 'value=1' });
+    const reply = await httpCall(rig.daemon.apiUrl, '/rest/ro/2_05', { method: 'POST', headers: FORM, body: 'value=1' });
     assert.equal(reply.status, 200);
     await page.getByRole('switch', { name: 'ro 2_05', exact: true }).and(page.locator('[aria-checked="true"]')).waitFor({ timeout: LIVE_MS });
     assert.ok(Date.now() - started < 5000);
@@ -151,11 +151,11 @@ describe('panel in Chromium', { skip }, () => {
   test('analog output by number field and slider; DI debounce, counter mode and reset; a register', async () => {
     await page.getByRole('spinbutton', { name: 'ao 1_01 value', exact: true }).fill('2.5');
     await page.getByRole('spinbutton', { name: 'ao 1_01 value', exact: true }).press('Enter');
-    await waitForApi(rig.daemon.baseUrl, '/rest/ao/1_01', 2.5);
+    await waitForApi(rig.daemon.apiUrl, '/rest/ao/1_01', 2.5);
     const slider = page.getByRole('slider', { name: 'ao 1_01', exact: true });
     await slider.focus();
     await slider.press('End');
-    await waitForApi(rig.daemon.baseUrl, '/rest/ao/1_01', 10);
+    await waitForApi(rig.daemon.apiUrl, '/rest/ao/1_01', 10);
     // From the keyboard: a disclosure button, expanded state announced.
     const settings = page.getByRole('button', { name: 'Settings di 1_02', exact: true });
     await settings.focus();
@@ -164,16 +164,16 @@ describe('panel in Chromium', { skip }, () => {
     const debounce = page.getByRole('spinbutton', { name: 'Debounce (ms) di 1_02', exact: true });
     await debounce.fill('120');
     await debounce.press('Enter');
-    await waitForApi(rig.daemon.baseUrl, '/rest/di/1_02', 120, 'debounce');
+    await waitForApi(rig.daemon.apiUrl, '/rest/di/1_02', 120, 'debounce');
     await page.getByRole('combobox', { name: 'Counter di 1_02', exact: true }).selectOption('Disabled');
-    await waitForApi(rig.daemon.baseUrl, '/rest/di/1_02', 'Disabled', 'counter_mode');
+    await waitForApi(rig.daemon.apiUrl, '/rest/di/1_02', 'Disabled', 'counter_mode');
     await page.getByRole('button', { name: 'Reset counter di 1_02', exact: true }).click();
-    await waitForApi(rig.daemon.baseUrl, '/rest/di/1_02', 0, 'counter');
+    await waitForApi(rig.daemon.apiUrl, '/rest/di/1_02', 0, 'counter');
     await page.getByRole('button', { name: 'Settings register 1_20', exact: true }).click();
     const register = page.getByRole('spinbutton', { name: 'Value register 1_20', exact: true });
     await register.fill('7');
     await register.press('Enter');
-    await waitForApi(rig.daemon.baseUrl, '/rest/register/1_20', 7);
+    await waitForApi(rig.daemon.apiUrl, '/rest/register/1_20', 7);
   });
 
   test('a rejected write shows the error message and the control keeps the true state', async () => {
@@ -185,7 +185,7 @@ describe('panel in Chromium', { skip }, () => {
     await error.filter({ hasText: /ValidationError|timeout/i }).waitFor();
     assert.match(String(await error.textContent()), /65535/);
     await page.waitForFunction(() => (document.getElementById('wd/1_01/timeout') as HTMLInputElement | null)?.value === '5000');
-    assert.equal(await apiValue(rig.daemon.baseUrl, '/rest/wd/1_01', 'timeout'), 5000);
+    assert.equal(await apiValue(rig.daemon.apiUrl, '/rest/wd/1_01', 'timeout'), 5000);
   });
 
   test('rename with an alias, then save the aliases to the file', async () => {
@@ -193,7 +193,7 @@ describe('panel in Chromium', { skip }, () => {
     await page.getByRole('textbox', { name: 'Alias do 1_04', exact: true }).fill('Pump');
     await page.getByRole('button', { name: 'Rename do 1_04', exact: true }).click();
     await page.getByRole('switch', { name: 'Pump (do 1_04)', exact: true }).waitFor();
-    assert.equal(await apiValue(rig.daemon.baseUrl, '/rest/do/1_04', 'alias'), 'Pump');
+    assert.equal(await apiValue(rig.daemon.apiUrl, '/rest/do/1_04', 'alias'), 'Pump');
     await page.getByRole('button', { name: 'Save aliases', exact: true }).click();
     await page.locator('#count', { hasText: 'Aliases saved' }).waitFor();
     assert.match(readFileSync(join(rig.dir, 'alias.yaml'), 'utf8'), /Pump/);
@@ -256,7 +256,7 @@ describe('panel in Chromium', { skip }, () => {
   test('screenshots at phone and desktop widths in both themes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'iogate-panel-shots-'));
     const paths: string[] = [];
-    await httpCall(rig.daemon.baseUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
+    await httpCall(rig.daemon.apiUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
     for (const colorScheme of ['light', 'dark'] as const) {
       for (const [width, height, name] of [[390, 844, 'phone'], [1280, 900, 'desktop']] as const) {
         const shot = await chromium.context({ colorScheme, viewport: { width, height } });
@@ -270,7 +270,7 @@ describe('panel in Chromium', { skip }, () => {
         await shot.close();
       }
     }
-    // For the README: IOGATE_PANEL_SCREENSHOT=docs/panel.png npm run test:clients
+    // For docs/panel.md: IOGATE_PANEL_SCREENSHOT=docs/panel.png npm run test:clients
     const target = process.env['IOGATE_PANEL_SCREENSHOT'];
     if (target) copyFileSync(join(dir, 'panel-desktop-light.png'), target);
     process.stderr.write(`panel screenshots:\n  ${paths.join('\n  ')}\n`);
@@ -306,7 +306,7 @@ describe('panel across a daemon restart', { skip }, () => {
       const config = join(rig.daemon.child.spawnargs.at(-1)!);
       daemon = await spawnDaemon(['--config', config, '--port', port], { cwd: rig.dir });
       await page.waitForSelector('#conn[data-state="live"]', { timeout: 15_000 });
-      await httpCall(daemon.baseUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
+      await httpCall(daemon.apiUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
       await page.getByRole('switch', { name: 'do 1_02', exact: true }).and(page.locator('[aria-checked="true"]')).waitFor({ timeout: LIVE_MS });
     } finally {
       await chromium.close();
@@ -327,7 +327,7 @@ describe('panel with the WebSocket off', { skip }, () => {
       await page.goto(`${rig.daemon.baseUrl}/`);
       await page.waitForSelector('#conn[data-state="polling"]', { timeout: 10_000 });
       assert.equal(await page.locator('#conn').textContent(), 'Polling (no WebSocket)');
-      await httpCall(rig.daemon.baseUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
+      await httpCall(rig.daemon.apiUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
       await page.getByRole('switch', { name: 'do 1_02', exact: true }).and(page.locator('[aria-checked="true"]')).waitFor({ timeout: 2500 });
       // Only the refused WebSocket handshakes may have been logged.
       assert.deepEqual(errors.filter((text) => !/WebSocket connection/.test(text)), []);
@@ -376,7 +376,7 @@ describe('panel while a write is on the wire', { skip }, () => {
       await slave.writeArrived;
       await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-busy="true"]');
       assert.equal(await page.locator('[data-key="do/1_01"] .pending').textContent(), 'pending');
-      assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0, 'not confirmed yet');
+      assert.equal(await apiValue(daemon.apiUrl, '/rest/do/1_01'), 0, 'not confirmed yet');
       slave.release();
       // This stand-in slave keeps coils apart from the registers iogate polls, so
       // the next scan reads the output back as 0: the switch must end up showing that.
@@ -384,7 +384,7 @@ describe('panel while a write is on the wire', { skip }, () => {
       assert.equal(await page.locator('[data-key="do/1_01"] .pending').textContent(), '');
       assert.equal(await page.locator('[data-key="do/1_01"] [role=alert]').count(), 0, 'no error shown');
       await page.waitForSelector('[data-key="do/1_01"] [role=switch][aria-checked="false"]');
-      assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0);
+      assert.equal(await apiValue(daemon.apiUrl, '/rest/do/1_01'), 0);
       assert.deepEqual(errors, []);
     } finally {
       await stop();
@@ -428,7 +428,7 @@ describe('panel when a write\'s reply comes after the next change', { skip }, ()
       slave.release();
       await page.waitForSelector('[data-key="do/1_01"] [role=switch]:not([aria-busy])');
       assert.equal(await page.locator('[data-key="do/1_01"] [role=switch]').getAttribute('aria-checked'), 'false');
-      assert.equal(await apiValue(daemon.baseUrl, '/rest/do/1_01'), 0);
+      assert.equal(await apiValue(daemon.apiUrl, '/rest/do/1_01'), 0);
       assert.deepEqual(errors, []);
     } finally {
       await stop();
@@ -463,8 +463,8 @@ describe('panel with access tokens', { skip }, () => {
       assert.equal(await page.evaluate(() => sessionStorage.getItem('iogate-token')), token);
       assert.equal(await page.evaluate(() => localStorage.length), 0);
       await page.getByRole('switch', { name: 'do 1_03', exact: true }).click();
-      await waitForApi(rig.daemon.baseUrl, '/rest/do/1_03', 1, 'value', bearer(token));
-      await httpCall(rig.daemon.baseUrl, '/rest/do/1_02', { method: 'POST', headers: { ...FORM, ...bearer(token) }, body: 'value=1' });
+      await waitForApi(rig.daemon.apiUrl, '/rest/do/1_03', 1, 'value', bearer(token));
+      await httpCall(rig.daemon.apiUrl, '/rest/do/1_02', { method: 'POST', headers: { ...FORM, ...bearer(token) }, body: 'value=1' });
       await page.getByRole('switch', { name: 'do 1_02', exact: true }).and(page.locator('[aria-checked="true"]')).waitFor({ timeout: LIVE_MS });
       // Only the refused first requests (401) may have logged resource errors.
       assert.deepEqual(errors.filter((text) => !/status of 401/.test(text)), []);

@@ -97,7 +97,7 @@ comm_channels:
         await sim.setRegisters(1, BRAIN_DI_REGISTER, [on ? bits! | (1 << index) : bits! & ~(1 << index)]);
       },
       async device(dev, circuit) {
-        return (await fetch(`${running.baseUrl}/rest/${dev}/${circuit}`)).json();
+        return (await fetch(`${running.apiUrl}/rest/${dev}/${circuit}`)).json();
       },
       async stop() {
         await nginx.stop();

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assertConfinedArgs } from './confined-config.js';
+import { startTap } from './prism.js';
 
 // Runs the built daemon (dist/iogate.js) as a real process and waits for its
 // "listening on" line, so tests talk to it exactly as a user's client would.
@@ -14,6 +15,12 @@ export const BUNDLE = fileURLToPath(new URL('../../dist/iogate.js', import.meta.
 export interface SpawnedDaemon {
   child: ChildProcess;
   baseUrl: string;
+  /**
+   * Where tests send HTTP API requests: the daemon, or in the peer suites with
+   * IOGATE_PRISM set the validating proxies in front of it (test/helpers/prism.ts).
+   * Browsers, WebSockets and raw-socket tests use baseUrl.
+   */
+  apiUrl: string;
   /** Everything the daemon wrote to stderr so far. */
   output(): string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
@@ -42,14 +49,23 @@ export async function spawnDaemon(
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening:\n${output}`)));
   });
   const baseUrl = await listening;
+  const tap = await startTap(baseUrl).catch((error: Error) => {
+    child.kill('SIGKILL');
+    throw error;
+  });
   return {
     child,
     baseUrl,
+    apiUrl: tap.url,
     output: () => output,
     async stop(signal = 'SIGTERM') {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      child.kill(signal);
-      const [code] = (await once(child, 'exit')) as [number | null];
+      let code = child.exitCode;
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill(signal);
+        [code] = (await once(child, 'exit')) as [number | null];
+      }
+      // Throws when iogate's OpenAPI document was violated by what went through the tap.
+      await tap.stop();
       return code;
     },
   };

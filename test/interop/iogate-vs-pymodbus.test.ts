@@ -18,7 +18,7 @@ import { startPymodbus } from './peers/pymodbus-peer.js';
 async function readWhenPolled(daemon: SpawnedDaemon, path: string): Promise<Record<string, unknown>> {
   const deadline = Date.now() + 10_000;
   for (;;) {
-    const response = await fetch(daemon.baseUrl + path);
+    const response = await fetch(daemon.apiUrl + path);
     if (response.status === 200) {
       const body = (await response.json()) as Record<string, unknown>;
       if (body['value'] !== null) return body;
@@ -37,7 +37,7 @@ async function exercise(daemon: SpawnedDaemon, peer: Awaited<ReturnType<typeof s
   assert.equal((await readWhenPolled(daemon, '/rest/di/1_02'))['counter'], 0x00020001);
 
   for (const [circuit, coil] of [['1_01', 0], ['1_03', 2]] as const) {
-    const reply = await fetch(`${daemon.baseUrl}/rest/do/${circuit}`, {
+    const reply = await fetch(`${daemon.apiUrl}/rest/do/${circuit}`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: 'value=1',

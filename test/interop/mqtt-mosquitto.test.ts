@@ -113,7 +113,7 @@ async function publish(topic: string, message: string): Promise<void> {
 }
 
 async function httpState(circuit: string): Promise<Record<string, unknown>> {
-  return (await (await fetch(`${daemon.baseUrl}/rest/do/${circuit}`)).json()) as Record<string, unknown>;
+  return (await (await fetch(`${daemon.apiUrl}/rest/do/${circuit}`)).json()) as Record<string, unknown>;
 }
 
 before(async () => {
@@ -246,7 +246,7 @@ test('the broker stopped for a while and restarted holds the final states', asyn
   await stopBroker();
   for (const [circuit, values] of [['1_02', [1, 0, 1]], ['1_03', [1, 0]], ['1_04', [0, 1, 1]]] as const) {
     for (const value of values) {
-      const response = await fetch(`${daemon.baseUrl}/rest/do/${circuit}`, { method: 'POST', body: new URLSearchParams({ value: String(value) }) });
+      const response = await fetch(`${daemon.apiUrl}/rest/do/${circuit}`, { method: 'POST', body: new URLSearchParams({ value: String(value) }) });
       assert.equal(response.status, 200, 'writes go on without the broker');
     }
   }

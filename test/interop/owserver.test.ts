@@ -67,7 +67,7 @@ async function ensureOwserver(): Promise<void> {
 
 type Row = Record<string, unknown>;
 const rows = (body: Loose | undefined): Row[] => list(body) as unknown as Row[];
-const sensors = async (): Promise<Row[]> => rows((await get(`${daemon.baseUrl}/rest/sensor/all`)).body);
+const sensors = async (): Promise<Row[]> => rows((await get(`${daemon.apiUrl}/rest/sensor/all`)).body);
 
 async function waitUntil(what: string, condition: () => Promise<boolean>, limitMs = 20_000): Promise<void> {
   const deadline = Date.now() + limitMs;
@@ -120,7 +120,7 @@ test('discovery: the sensors owdir lists, as temp and 1wdevice objects, a DS2408
   // owdir prints addresses without the CRC; iogate's circuits carry it.
   for (const id of listed) assert.ok(found.some((sensor) => String(sensor['circuit']).startsWith(id)), `${id} found`);
   assert.deepEqual(found.map((sensor) => sensor['type']).sort(), ['DS18B20', 'DS18B20', 'DS2408', 'DS2438']);
-  const all = await get(`${daemon.baseUrl}/rest/all`);
+  const all = await get(`${daemon.apiUrl}/rest/all`);
   assert.equal(all.status, 200);
   assert.equal(rows(all.body).filter((device) => device['dev'] === 'temp' || device['dev'] === '1wdevice').length, 4);
 });
@@ -139,7 +139,7 @@ test('reads: thermometer values in 0.05 °C steps, DS2438 fields, times advancin
   for (const field of ['humidity', 'vdd', 'vad', 'temp', 'vis']) assert.equal(typeof multi[field], 'number', field);
   const circuit = String(first[0]!['circuit']);
   const before = first[0]!['time'] as unknown as number;
-  await waitUntil('a later read', async () => ((await get(`${daemon.baseUrl}/rest/temp/${circuit}`)).body['time'] as unknown as number) > before);
+  await waitUntil('a later read', async () => ((await get(`${daemon.apiUrl}/rest/temp/${circuit}`)).body['time'] as unknown as number) > before);
 });
 
 test('owserver stopped: every sensor lost while /rest/all keeps answering; back when owserver returns', { skip: missing }, async () => {
@@ -148,7 +148,7 @@ test('owserver stopped: every sensor lost while /rest/all keeps answering; back 
   await stopOwserver();
   let answered = 0;
   await waitUntil('all lost', async () => {
-    const reply = await get(`${daemon.baseUrl}/rest/all`);
+    const reply = await get(`${daemon.apiUrl}/rest/all`);
     assert.equal(reply.status, 200);
     answered++;
     return (await sensors()).every((sensor) => sensor['lost'] === true);
@@ -156,8 +156,8 @@ test('owserver stopped: every sensor lost while /rest/all keeps answering; back 
   // A few more seconds without owserver: probes fail, the API answers every request.
   const until = Date.now() + 3000;
   while (Date.now() < until) {
-    assert.equal((await get(`${daemon.baseUrl}/rest/all`)).status, 200);
-    assert.equal((await get(`${daemon.baseUrl}/rest/di/1_01`)).status, 200);
+    assert.equal((await get(`${daemon.apiUrl}/rest/all`)).status, 200);
+    assert.equal((await get(`${daemon.apiUrl}/rest/di/1_01`)).status, 200);
     answered++;
   }
   assert.ok(answered > 10);
@@ -171,11 +171,11 @@ test('owserver stopped: every sensor lost while /rest/all keeps answering; back 
 
 test('owbus writes: a scan on demand and the sensor interval', { skip: missing }, async () => {
   await ensureOwserver();
-  const scan = await postForm(`${daemon.baseUrl}/rest/owbus/OWBUS`, { do_scan: '1' });
+  const scan = await postForm(`${daemon.apiUrl}/rest/owbus/OWBUS`, { do_scan: '1' });
   assert.equal(scan.status, 200);
   assert.equal(scan.body['result']!['dev'] as unknown, 'owbus');
   const [first] = await sensors();
-  const written = await postForm(`${daemon.baseUrl}/rest/sensor/${first!['circuit']}`, { interval: '3' });
+  const written = await postForm(`${daemon.apiUrl}/rest/sensor/${first!['circuit']}`, { interval: '3' });
   assert.equal(written.status, 200);
   assert.equal(written.body['result']!['interval'] as unknown, 3);
 });

@@ -49,19 +49,19 @@ comm_channels:
     // The daemon gives no signal for its first scan; ask until it has values.
     while (di.value === undefined || di.value === null) {
       assert.ok(Date.now() < deadline, `no value within 5 s:\n${daemon.output()}`);
-      const response = await fetch(`${daemon.baseUrl}/rest/di/1_03`);
+      const response = await fetch(`${daemon.apiUrl}/rest/di/1_03`);
       if (response.status === 200) di = (await response.json()) as { value?: number };
       if (di.value === undefined || di.value === null) await new Promise((resolve) => setTimeout(resolve, 50));
     }
     assert.equal(di.value, 1);
-    const write = await fetch(`${daemon.baseUrl}/rest/do/1_02`, {
+    const write = await fetch(`${daemon.apiUrl}/rest/do/1_02`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       body: 'value=1',
     });
     assert.equal(write.status, 200);
     assert.deepEqual(await sim.registers(3, 1, 1), [0b10]);
-    const metrics = await (await fetch(`${daemon.baseUrl}/metrics`)).text();
+    const metrics = await (await fetch(`${daemon.apiUrl}/metrics`)).text();
     assert.match(metrics, /iogate_bus_connected\{bus="RS485"\} 1/);
     assert.match(metrics, /iogate_slave_online\{bus="RS485",slave="1",unit="3"\} 1/);
     assert.doesNotMatch(daemon.output(), /No native build/);

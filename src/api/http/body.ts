@@ -100,10 +100,3 @@ function nestingDepth(text: string): number {
   }
   return deepest;
 }
-
-export function checkJsonContentType(req: IncomingMessage): void {
-  const type = mediaType(req);
-  if (type !== '' && type !== 'application/json' && type !== 'text/plain') {
-    throw new RequestError(415, 'UnsupportedMediaType', `content type '${type}' is not supported here; send application/json`);
-  }
-}

@@ -6,7 +6,7 @@ import type { Registry } from '../../registry/registry.js';
 import { writeDevice } from '../../registry/write.js';
 import type { ClientSignal } from '../../modbus/request-context.js';
 import { clientGone } from './client-gone.js';
-import { checkJsonContentType, parseFormBody, parseJsonObject, readBody } from './body.js';
+import { parseFormBody, parseJsonObject, readBody } from './body.js';
 import { bufferEtag, deviceEtag } from './etag.js';
 import { sendError, sendJson, sendNoContent, sendRead, sendSuccessJson } from './respond.js';
 
@@ -88,7 +88,11 @@ function read(
 
 /** `"<property>":<value>` of the device, a float where EVOK writes one. */
 function fieldJson(device: Device, property: string): string {
-  if (!Object.hasOwn(device.full(), property)) throw new RequestError(404, 'Exception', `Invalid property name '${property}'`);
+  if (!Object.hasOwn(device.full(), property)) {
+    // EVOK read any attribute of its object: a name starting with `_` was refused, any other unknown one was Python's AttributeError.
+    if (property.startsWith('_')) throw new RequestError(404, 'Exception', `Invalid property name '${property}'`);
+    throw new RequestError(404, 'AttributeError', `'${device.type}' object has no attribute '${property}'`);
+  }
   return `${JSON.stringify(property)}:${device.fieldJson(property)}`;
 }
 
@@ -101,7 +105,7 @@ async function write(
   res: ServerResponse,
 ): Promise<void> {
   try {
-    if (format === 'json') checkJsonContentType(req);
+    // `/json` reads its body as JSON whatever the Content-Type says, as EVOK did: `curl -d '{…}'` sends it as a form.
     const body = await readBody(req);
     const device = ctx.registry.resolve(type, circuit);
     const params = format === 'json' ? parseJsonObject(body) : parseFormBody(req, body);

@@ -12,6 +12,9 @@ import { takingTurns } from './pipelining.js';
 import { handleRpc } from '../rpc/endpoint.js';
 import { sendError, sendRead, useReplyHeaders } from './respond.js';
 import { sendPanel, type ServedPanel } from '../panel/serve.js';
+import type { TrendStore } from '../../trends/trend-store.js';
+import { VERSION } from '../../version.js';
+import { openApiDocument } from './openapi.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
 // segment: no regular expressions on the request path.
@@ -33,7 +36,11 @@ export interface HttpContext extends DeviceRouteContext, ApiGuards {
   webhook?: WebhookStats;
   /** The control panel served at `/`; without it `/` is a 404, as in EVOK. */
   panel?: ServedPanel;
+  /** The last hour of analog and 1-Wire values behind `GET /trends`; without it the route is absent. */
+  trends?: TrendStore;
 }
+
+let openApiText: string | undefined;
 
 export function createHttpServer(ctx: HttpContext): Server {
   const { limits } = ctx;
@@ -97,6 +104,16 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
       if (segments.length !== 1) break;
       if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
       sendRead(req, res, ctx.version, undefined, 'text');
+      return;
+    case 'openapi.json':
+      if (segments.length !== 1) break;
+      if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
+      sendRead(req, res, (openApiText ??= JSON.stringify(openApiDocument(VERSION))));
+      return;
+    case 'trends':
+      if (segments.length !== 1 || !ctx.trends) break;
+      if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
+      sendRead(req, res, ctx.trends.json());
       return;
     case 'metrics': {
       if (segments.length !== 1 || !ctx.metrics) break;

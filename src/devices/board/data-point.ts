@@ -1,7 +1,7 @@
 import type { DataPointFeature, RegisterSpace } from '../../boards/model.js';
 import { float32 } from '../digital/bits.js';
 import { FLOAT_VALUE, type DeviceState } from '../device.js';
-import type { FieldSpec } from '../fields.js';
+import { ValidationError, type FieldSpec, type UnknownField } from '../fields.js';
 import { SlaveDevice } from '../slave/slave-device.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
 
@@ -13,6 +13,8 @@ import type { SlaveUnit } from '../slave/slave-unit.js';
 export class DataPoint extends SlaveDevice {
   readonly type = 'data_point' as const;
   protected readonly writeSpec: FieldSpec<object> = {};
+  /** EVOK's words for any write but an alias (it raised a plain Exception). */
+  protected override readonly unknownField: UnknownField = () => new ValidationError('Data point object is read-only', 'Exception');
   protected override readonly floatFields = FLOAT_VALUE;
   private readonly space: RegisterSpace;
   private readonly address: number;

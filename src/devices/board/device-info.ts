@@ -1,6 +1,6 @@
 import type { DeviceInfoConfig } from '../../config/types.js';
 import { Device, type DeviceState } from '../device.js';
-import type { FieldSpec } from '../fields.js';
+import { ValidationError, type FieldSpec, type UnknownField } from '../fields.js';
 
 // `device_info`: what the configuration says the controller is (family, model,
 // serial number, number of sections). Static and read-only. A bus-level entry
@@ -11,6 +11,8 @@ export class DeviceInfo extends Device {
   override readonly aliasable = false;
   override readonly eventCapable = false;
   protected readonly writeSpec: FieldSpec<object> = {};
+  /** EVOK's device_info has no setter at all: writing it was an AttributeError. */
+  protected override readonly unknownField: UnknownField = () => new ValidationError("'DeviceInfo' object has no attribute 'set'", 'AttributeError');
 
   constructor(
     circuit: string,

@@ -1,6 +1,6 @@
 import type { DeviceState } from '../device.js';
 import { Device } from '../device.js';
-import type { FieldSpec } from '../fields.js';
+import { ValidationError, type FieldSpec, type UnknownField } from '../fields.js';
 import type { SlaveUnit } from '../slave/slave-unit.js';
 
 // `modbus_slave`: one configured slave and how its communication goes. EVOK's
@@ -22,6 +22,9 @@ export class ModbusSlave extends Device {
   override readonly volatile = true;
   /** EVOK's `print_log` wrote nothing and always failed; nothing here is writable. */
   protected readonly writeSpec: FieldSpec<object> = {};
+  /** EVOK had no schema for it; its `set()` failed with a TypeError, `print_log` included. */
+  protected override readonly unknownField: UnknownField = (field) =>
+    new ValidationError(`'${field}' cannot be written: a modbus_slave is read-only (EVOK's print_log always failed)`, 'TypeError');
   /** Seconds, as Python floats in EVOK (`"scan_interval": 1.0`). */
   protected override readonly floatFields: ReadonlySet<string> = new Set(['last_comm', 'scan_interval']);
 

@@ -17,9 +17,12 @@ interface WdWrite {
 }
 
 const WAS_RESET_BIT = 0b10;
+const WD_SETTINGS: ReadonlySet<string> = new Set(['timeout', 'nv_save']);
 
 export class Watchdog extends SlaveDevice<WdWrite> {
   readonly type = 'watchdog' as const;
+  /** EVOK pushes a watchdog when its value changes, never for its timeout. */
+  protected override readonly settingFields: ReadonlySet<string> = WD_SETTINGS;
   protected readonly writeSpec: FieldSpec<WdWrite> = {
     value: binary,
     timeout: integer(0, 65535),

@@ -15,8 +15,12 @@ interface DiWrite {
 
 const COUNTER_MODES = ['Enabled', 'Disabled'];
 
+const DI_SETTINGS: ReadonlySet<string> = new Set(['debounce', 'counter_mode', 'mode', 'ds_mode']);
+
 export class DigitalInput extends SlaveDevice<DiWrite> {
   readonly type = 'di' as const;
+  /** EVOK pushes a DI on a new value or count only (its debounce and mode changes are silent). */
+  protected override readonly settingFields: ReadonlySet<string> = DI_SETTINGS;
   protected readonly writeSpec: FieldSpec<DiWrite>;
   /** Software-only, as in EVOK: a disabled counter reads as 0. */
   private counterMode = 'Enabled';

@@ -148,11 +148,15 @@ describe('errors use EVOK envelope and a fitting status', () => {
   });
 });
 
-test('GET /version answers the version text', async () => {
+test('GET /version answers EVOK 3\'s API version with iogate\'s own as build metadata', async () => {
   const { status, type, body } = await call('/version');
   assert.equal(status, 200);
   assert.equal(type, 'text/html; charset=UTF-8');
-  assert.match(body, /^v\d+\.\d+\.\d+/);
+  // What an EVOK client reads: the first three numbers (a 3.x means EVOK 3's API).
+  const [, major, minor, patch, build] = /^v(\d+)\.(\d+)\.(\d+)\+([0-9A-Za-z.-]+)$/.exec(body) ?? [];
+  assert.deepEqual([major, minor, patch], ['3', '0', '6'], body);
+  // SemVer build metadata: identifiers of [0-9A-Za-z-], which version parsers skip when comparing.
+  assert.match(build ?? '', /^iogate\.\d+\.\d+\.\d+/, body);
 });
 
 test('simulated inputs change over time', async () => {

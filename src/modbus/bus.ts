@@ -560,7 +560,7 @@ export class ModbusBus {
     const { frame, key } = this.framing.encode(job.unit, job.pdu);
     // Whatever the framer holds of stray bytes is not the start of this request's reply.
     if (this.link.framing === 'RTU') this.framing.reset();
-    const timer = setTimeout(() => this.onTimeout(), this.options.timeoutMs);
+    const timer = setTimeout(() => this.onTimerFired(), this.options.timeoutMs);
     this.current = { job, key, timer, corruptBefore: this.framing.corruptFrames() };
     job.sent = true;
     job.sentAt = performance.now();
@@ -678,6 +678,19 @@ export class ModbusBus {
     this.faultObservers.get(job.unit)?.({ kind: 'misaddressed', claimedUnit: reply.unit });
     const tail = job.priority === 'write' ? '; it may or may not have applied the write' : '';
     this.retryOrFail(job, new ModbusError('protocol', `slave ${job.unit} answered with unit id ${reply.unit}${tail}`));
+  }
+
+  /**
+   * The timer ran out, but a busy process runs expired timers before it looks
+   * at sockets: a reply that arrived in time may be waiting to be read. It is
+   * read first (setImmediate runs after the loop's I/O), so a stall of our own
+   * is never taken for a slow or late slave.
+   */
+  private onTimerFired(): void {
+    const current = this.current;
+    setImmediate(() => {
+      if (current && this.current === current) this.onTimeout();
+    });
   }
 
   private onTimeout(): void {

@@ -43,7 +43,7 @@ test('a slave answering 50 ms after its timeout is offline from its second late 
     const bad = rig.slave('bad');
     assert.match(bad.lastError, /answered \d+ ms after its 60 ms timeout/);
     assert.ok(rig.buses[0]!.unitStats(2).lateReplies >= 1);
-    assert.ok(rig.logs.some((line) => /'bad'.*is offline: it answered \d+ ms after its 60 ms timeout; probing it with back-off from 5 s/.test(line)));
+    assert.ok(rig.logs.some((line) => /'bad'.*is offline: it answered \d+ ms after its 60 ms timeout; probing it with back-off from 10 s/.test(line)));
     // Offline: a write is refused before the line, and nothing goes on the wire.
     const heard = line.heardWrites.get(2) ?? 0;
     const refused = await rig.post('/rest/do/bad_02', { value: '1' });
@@ -77,7 +77,7 @@ test('a slave answering with another unit id fails that attempt at once, not aft
     assert.equal(rig.buses[0]!.unitStats(2).timeouts, 0, 'no attempt waited out its timeout');
     await rig.scans('good', 10);
     assert.equal(rig.slave('good').state, 'online');
-    // Fixed: the next probe (within the 5 s back-off) brings it back.
+    // Fixed: the next probe (within the 10 s back-off) brings it back.
     line.wrongUnit.delete(2);
     await rig.whenState('bad', 'online');
     assert.equal((await rig.post('/rest/do/bad_01', { value: '1' })).status, 200);

@@ -109,26 +109,7 @@ async function startDaemon(config) {
   child.stderr.resume();
   // Let the first scans settle before anything is measured.
   await sleep(1000);
-  let peak = rssMb(child.pid);
-  const sampler = setInterval(() => {
-    try {
-      peak = Math.max(peak, rssMb(child.pid));
-    } catch {
-      // exited
-    }
-  }, 50);
-  return {
-    port,
-    pid: child.pid,
-    peakRss: () => peak,
-    alive: () => child.exitCode === null && child.signalCode === null,
-    async stop() {
-      clearInterval(sampler);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    },
-  };
+  return watched(child, port);
 }
 
 /** bench/bare-server.mjs answering the normal client's path with iogate's reply, on a free port. */
@@ -146,6 +127,11 @@ async function startBare(replyFrom) {
     });
     child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
   });
+  return watched(child, port);
+}
+
+/** A server process listening on `port`, with its peak RSS sampled every 50 ms. */
+function watched(child, port) {
   let peak = rssMb(child.pid);
   const sampler = setInterval(() => {
     try {
@@ -156,6 +142,7 @@ async function startBare(replyFrom) {
   }, 50);
   return {
     port,
+    pid: child.pid,
     peakRss: () => peak,
     alive: () => child.exitCode === null && child.signalCode === null,
     async stop() {
@@ -284,6 +271,27 @@ function pipelineFlood(port) {
   };
 }
 
+/** 10,000 connections that each send one GET, then stay open and idle; closed ones come back after 500 ms. */
+function idleKeepAlives(port, localAddress) {
+  return socketSwarm(port, 10_000, {
+    setup: (socket) => socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
+    reconnectMs: 500,
+    localAddress,
+  });
+}
+
+/** 60 WebSocket clients sending `all` every millisecond; `read: false` leaves their sockets unread. */
+function allEveryMillisecond(port, { read }) {
+  return wsSwarm(port, 60, (ws) => {
+    if (!read) ws._socket.pause();
+    const timer = setInterval(() => {
+      if (ws.readyState !== WebSocket.OPEN) return clearInterval(timer);
+      ws.send('{"cmd":"all"}');
+    }, 1);
+    ws.once('close', () => clearInterval(timer));
+  });
+}
+
 /** The same attacks against the plainest node:http server, to show what the kernel and node:http alone allow. */
 const BARE = Symbol('bare node:http server');
 
@@ -294,26 +302,11 @@ const ATTACKS = {
   },
   'ws-all-60': {
     label: '60 WebSocket clients send `all` every 1 ms and never read',
-    start: (port) =>
-      wsSwarm(port, 60, (ws) => {
-        ws._socket.pause(); // never reads a reply
-        const timer = setInterval(() => {
-          if (ws.readyState !== WebSocket.OPEN) return clearInterval(timer);
-          ws.send('{"cmd":"all"}');
-        }, 1);
-        ws.once('close', () => clearInterval(timer));
-      }),
+    start: (port) => allEveryMillisecond(port, { read: false }),
   },
   'ws-all-60-ignored': {
     label: '60 WebSocket clients send `all` every 1 ms and ignore the replies (TCP read, messages dropped)',
-    start: (port) =>
-      wsSwarm(port, 60, (ws) => {
-        const timer = setInterval(() => {
-          if (ws.readyState !== WebSocket.OPEN) return clearInterval(timer);
-          ws.send('{"cmd":"all"}');
-        }, 1);
-        ws.once('close', () => clearInterval(timer));
-      }),
+    start: (port) => allEveryMillisecond(port, { read: true }),
   },
   'ws-all-flood': {
     label: '8 WebSocket clients write `all` commands and never read',
@@ -372,30 +365,16 @@ const ATTACKS = {
   'idle-keepalive': {
     // From another loopback address, as a second host on the LAN would be.
     label: '10,000 idle keep-alive connections (from 127.0.0.2)',
-    start: (port) =>
-      socketSwarm(port, 10_000, {
-        setup: (socket) => socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
-        reconnectMs: 500,
-        localAddress: '127.0.0.2',
-      }),
+    start: (port) => idleKeepAlives(port, '127.0.0.2'),
   },
   'idle-keepalive-bare': {
     label: '10,000 idle keep-alive connections (from 127.0.0.2), against a bare node:http server',
     server: BARE,
-    start: (port) =>
-      socketSwarm(port, 10_000, {
-        setup: (socket) => socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
-        reconnectMs: 500,
-        localAddress: '127.0.0.2',
-      }),
+    start: (port) => idleKeepAlives(port, '127.0.0.2'),
   },
   'idle-keepalive-same-address': {
     label: '10,000 idle keep-alive connections from the clients\' own address',
-    start: (port) =>
-      socketSwarm(port, 10_000, {
-        setup: (socket) => socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
-        reconnectMs: 500,
-      }),
+    start: (port) => idleKeepAlives(port),
   },
 };
 

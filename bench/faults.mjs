@@ -91,8 +91,8 @@ function percentile(sorted, share) {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))];
 }
 
-/** All phases on one line whose requests time out after `timeoutMs`. */
-async function scenario(timeoutMs) {
+/** The four slaves on one in-memory line, replying after REPLY_MS, with requests timing out after `timeoutMs`. */
+async function startLine(timeoutMs) {
   const line = new FaultyLine(UNITS.map((unit) => ({ unit, model: brain00 })));
   for (const unit of UNITS) line.replyDelayMs.set(unit, REPLY_MS);
   const rig = await startRig([
@@ -102,6 +102,12 @@ async function scenario(timeoutMs) {
       options: { timeoutMs, retries: 1 },
     },
   ]);
+  return { line, rig };
+}
+
+/** All phases on one line whose requests time out after `timeoutMs`. */
+async function scenario(timeoutMs) {
+  const { line, rig } = await startLine(timeoutMs);
   try {
     await Promise.all(UNITS.map((unit) => rig.whenState(String(unit), 'online')));
     const baseline = await neighbourRate(rig);
@@ -192,15 +198,7 @@ async function perSecondAround(rig, fault, before, after) {
 
 /** A target that replies `kind` ('late': 50 ms after its timeout; 'wrong-unit': with another unit id). */
 async function misbehaving(kind, timeoutMs) {
-  const line = new FaultyLine(UNITS.map((unit) => ({ unit, model: brain00 })));
-  for (const unit of UNITS) line.replyDelayMs.set(unit, REPLY_MS);
-  const rig = await startRig([
-    {
-      link: line,
-      slaves: UNITS.map((unit) => ({ name: String(unit), unit, model: brain00, periodMs: PERIOD_MS })),
-      options: { timeoutMs, retries: 1 },
-    },
-  ]);
+  const { line, rig } = await startLine(timeoutMs);
   try {
     await Promise.all(UNITS.map((unit) => rig.whenState(String(unit), 'online')));
     const window = 10;

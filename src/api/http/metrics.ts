@@ -119,8 +119,12 @@ export function renderMetrics({ buses, slaves, oneWire = [], http, webhook }: Me
   return families.map(renderFamily).join('');
 }
 
+/** A family of one sample without labels. */
+function single(name: string, type: Family['type'], help: string, value: number): Family {
+  return { name, type, help, samples: [[{}, value]] };
+}
+
 function httpFamilies(http: AdmissionStats): Family[] {
-  const single = (name: string, type: Family['type'], help: string, value: number): Family => ({ name, type, help, samples: [[{}, value]] });
   const { parking } = http;
   return [
     single('iogate_http_connections', 'gauge', 'HTTP connections holding a slot (parked ones hold none).', http.open),
@@ -143,7 +147,6 @@ function httpFamilies(http: AdmissionStats): Family[] {
 }
 
 function webhookFamilies(webhook: WebhookStats): Family[] {
-  const single = (name: string, type: Family['type'], help: string, value: number): Family => ({ name, type, help, samples: [[{}, value]] });
   const { failed } = webhook;
   return [
     single('iogate_webhook_up', 'gauge', '1 while deliveries succeed; 0 from a failed attempt until one succeeds again.', webhook.up ? 1 : 0),

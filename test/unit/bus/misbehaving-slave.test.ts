@@ -11,8 +11,13 @@ import { FaultyLine } from '../../helpers/faulty-line.js';
 
 const DO_REGISTER = 1;
 
-function rigWith(line: FaultyLine, timeoutMs: number) {
-  return startRig([
+/** A good slave and a bad one on one in-memory line. */
+async function rigWith(timeoutMs: number) {
+  const line = new FaultyLine([
+    { unit: 1, model: brain00 },
+    { unit: 2, model: brain00 },
+  ]);
+  const rig = await startRig([
     {
       link: line,
       slaves: [
@@ -22,15 +27,12 @@ function rigWith(line: FaultyLine, timeoutMs: number) {
       options: { timeoutMs, retries: 1 },
     },
   ]);
+  return { line, rig };
 }
 
 test('a slave answering 50 ms after its timeout is offline from its second late reply; writes to it fail at once; its neighbour scans on', async () => {
   const timeoutMs = 60;
-  const line = new FaultyLine([
-    { unit: 1, model: brain00 },
-    { unit: 2, model: brain00 },
-  ]);
-  const rig = await rigWith(line, timeoutMs);
+  const { line, rig } = await rigWith(timeoutMs);
   try {
     await rig.whenState('bad', 'online');
     line.replyDelayMs.set(2, timeoutMs + 50);
@@ -62,11 +64,7 @@ test('a slave answering 50 ms after its timeout is offline from its second late 
 test('a slave answering with another unit id fails that attempt at once, not after its timeout; it is offline, and back once it answers right', async () => {
   // Far longer than the test: every attempt that waited for it would stall everything.
   const timeoutMs = 60_000;
-  const line = new FaultyLine([
-    { unit: 1, model: brain00 },
-    { unit: 2, model: brain00 },
-  ]);
-  const rig = await rigWith(line, timeoutMs);
+  const { line, rig } = await rigWith(timeoutMs);
   try {
     await rig.whenState('bad', 'online');
     line.wrongUnit.set(2, 77);

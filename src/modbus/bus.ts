@@ -35,15 +35,15 @@ import type { ClientSignal } from './request-context.js';
 // charged to its slave.
 //
 // A slave that answers after its timeout, or answers with another unit id,
-// is told apart from one that does not answer, and at once: a reply from the
-// unit whose request timed out last, arriving later (while another request is
-// out, or none), is a late reply; on a serial line a well-formed reply with
-// the wrong unit id to the request on the wire is a misaddressed one, and
-// that attempt fails then instead of waiting out its timeout. Its slave is
-// told (observeFaults) and backs off. After each later timeout of a unit
-// known to answer late, the line is held for as long as its replies were late
-// (at most one timeout), so on RS485 its late reply does not collide with the
-// next slave's transaction.
+// is told apart from one that does not answer, and at once: a reply from a
+// unit that was sent a request lately and did not answer it in time,
+// arriving while another request is out or none, is a late reply; on a
+// serial line a well-formed reply to the request on the wire with the unit id
+// of no unit asked lately is a misaddressed one, and that attempt fails then
+// instead of waiting out its timeout. Its slave is told (observeFaults) and
+// backs off. After each later timeout of a unit known to answer late, the
+// line is held for as long as its replies were late (at most one timeout),
+// so on RS485 its late reply does not collide with the next transaction.
 
 /** `input`: a poll of digital input values that goes ahead of the others (see above). */
 export type Priority = 'write' | 'poll' | 'input';
@@ -103,7 +103,7 @@ function zeroCounters(): TransactionCounters {
   return { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, corruptFrames: 0, lateReplies: 0, misaddressedReplies: 0 };
 }
 
-/** A reply to a timed-out request still counts as late this long after the timeout. */
+/** A reply still counts as late up to this many timeouts after its request was sent. */
 const LATE_REPLY_WINDOW_FACTOR = 4;
 /** Margin added to a late unit's observed lateness when the line is held after its timeouts. */
 const LATE_HOLD_MARGIN_MS = 10;
@@ -620,6 +620,8 @@ export class ModbusBus {
     unitCounters.responses++;
     const attempt = this.lastAttempts.get(job.unit);
     if (attempt) attempt.answered = true;
+    // Answering in time again: its timeouts no longer hold the line.
+    this.lateUnits.delete(job.unit);
     this.observers.get(job.unit)?.(true);
     if ('exception' in response) {
       this.counters.exceptions++;

@@ -82,7 +82,10 @@ function runNormalClient(port, seconds, keepAlive = false) {
   });
   let text = '';
   child.stdout.setEncoding('utf8').on('data', (chunk) => (text += chunk));
-  return once(child, 'exit').then(() => JSON.parse(text));
+  // A client that could not report (it died, or could not even start under the attack) served nothing.
+  return once(child, 'exit').then(([code, signal]) =>
+    text ? JSON.parse(text) : { sent: 1, served: 0, p50: null, p99: null, max: null, failures: { [`client exited (${signal ?? code})`]: 1 } },
+  );
 }
 
 // ------------------------------------------------------------ daemon

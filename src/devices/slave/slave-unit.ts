@@ -134,7 +134,7 @@ export class SlaveUnit {
   private readonly attempts = new AttemptWindow();
   /** When the last replies that came late or misaddressed arrived (the most recent last). */
   private readonly faultTimes: number[] = [];
-  /** Such replies so far; a scan during which this grows failed, and stops. */
+  /** Times such replies made the slave offline; a scan during which this grows failed, and stops. */
   private faults = 0;
   private lastFault = '';
   /** performance.now() of the last answered attempt (0: never). */
@@ -187,14 +187,14 @@ export class SlaveUnit {
    */
   private replyFault(fault: ReplyFault): void {
     const now = performance.now();
-    this.faults++;
     this.faultTimes.push(now);
     if (this.faultTimes.length > FAULTS_TO_OFFLINE) this.faultTimes.shift();
     this.lastFault =
       fault.kind === 'late' ? `answered ${fault.lateMs} ms after its ${this.bus.timeoutMs} ms timeout` : `answered with unit id ${fault.claimedUnit}`;
     if (this.state === 'offline') return;
-    this.lastError = this.lastFault;
     if (this.faultTimes.length < FAULTS_TO_OFFLINE || now - this.faultTimes[0]! > FAULT_SPAN_MS) return;
+    this.faults++;
+    this.lastError = this.lastFault;
     const wasState = this.state;
     this.setState('offline', `is offline: it ${this.lastFault}; probing it with back-off from ${MISBEHAVING_FIRST_PROBE_MS / 1000} s`);
     this.outage.begin();

@@ -646,9 +646,11 @@ export class ModbusBus {
     const serial = this.link.framing === 'RTU';
     const attempt = this.lastAttempts.get(reply.unit);
     if (attempt && now - attempt.sentAt <= LATE_REPLY_WINDOW_FACTOR * this.options.timeoutMs) {
-      // A unit that was sent a request lately: its reply, late, not the current slave's.
-      // On TCP its transaction id tells for sure; a second reply to an answered request teaches nothing.
-      if ((!serial && reply.key !== attempt.key) || attempt.answered) return;
+      // A unit that was sent a request lately: its reply, late, not the current slave's. On TCP
+      // its transaction id tells for sure. On a serial line a slave answers each request once, so
+      // any reply of its outside its transaction is late, even when its last request seemed
+      // answered: that answer may itself have been the late reply to the request before.
+      if (!serial && (reply.key !== attempt.key || attempt.answered)) return;
       attempt.answered = true;
       const lateMs = Math.max(0, Math.round(now - attempt.sentAt - this.options.timeoutMs));
       this.lateUnits.set(reply.unit, Math.max(lateMs, this.lateUnits.get(reply.unit) ?? 0));

@@ -82,7 +82,10 @@ function runNormalClient(port, seconds, keepAlive = false) {
   });
   let text = '';
   child.stdout.setEncoding('utf8').on('data', (chunk) => (text += chunk));
-  return once(child, 'exit').then(() => JSON.parse(text));
+  // A client that could not report (it died, or could not even start under the attack) served nothing.
+  return once(child, 'exit').then(([code, signal]) =>
+    text ? JSON.parse(text) : { sent: 1, served: 0, p50: null, p99: null, max: null, failures: { [`client exited (${signal ?? code})`]: 1 } },
+  );
 }
 
 // ------------------------------------------------------------ daemon
@@ -109,6 +112,29 @@ async function startDaemon(config) {
   child.stderr.resume();
   // Let the first scans settle before anything is measured.
   await sleep(1000);
+  return watched(child, port);
+}
+
+/** bench/bare-server.mjs answering the normal client's path with iogate's reply, on a free port. */
+async function startBare(replyFrom) {
+  const work = mkdtempSync(join(tmpdir(), 'iogate-abuse-bare-'));
+  const replies = join(work, 'replies.json');
+  writeFileSync(replies, JSON.stringify({ '/rest/di/1_01': replyFrom, '/version': replyFrom }));
+  const child = spawn(process.execPath, [join(BENCH_DIR, 'bare-server.mjs'), '0', replies], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let output = '';
+  const port = await new Promise((resolve, reject) => {
+    child.stdout.setEncoding('utf8').on('data', (chunk) => {
+      output += chunk;
+      const match = /listening on (\d+)/.exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
+  });
+  return watched(child, port);
+}
+
+/** A server process listening on `port`, with its peak RSS sampled every 50 ms. */
+function watched(child, port) {
   let peak = rssMb(child.pid);
   const sampler = setInterval(() => {
     try {
@@ -129,6 +155,26 @@ async function startDaemon(config) {
       await once(child, 'exit');
     },
   };
+}
+
+/** iogate's reply to the normal client's GET, for the bare server to send. */
+function captureReply(port) {
+  return new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: '/rest/di/1_01' }, (res) => {
+      const chunks = [];
+      res.on('data', (chunk) => chunks.push(chunk));
+      res.on('end', () => {
+        const headers = { ...res.headers };
+        delete headers.date;
+        delete headers.connection;
+        delete headers['keep-alive'];
+        delete headers['transfer-encoding'];
+        resolve({ headers, body: Buffer.concat(chunks).toString('base64') });
+      });
+    })
+      .on('error', reject)
+      .end();
+  });
 }
 
 // ------------------------------------------------------------ attacks
@@ -198,7 +244,73 @@ function wsSwarm(port, count, start) {
   };
 }
 
+/** One connection that writes pipelined GETs of a path that does not exist as fast as the socket takes them, reading the 404s. */
+function pipelineFlood(port) {
+  const request = Buffer.from('GET /no/such/path HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'.repeat(256));
+  let stopped = false;
+  let replies = 0;
+  let socket;
+  const open = () => {
+    if (stopped) return;
+    socket = connect({ port, host: '127.0.0.1' });
+    socket.on('error', () => undefined);
+    socket.on('data', (chunk) => {
+      for (let at = chunk.indexOf('HTTP/1.1 404'); at !== -1; at = chunk.indexOf('HTTP/1.1 404', at + 1)) replies++;
+    });
+    const pump = () => {
+      while (!stopped && socket.writable && socket.write(request));
+    };
+    socket.on('drain', pump);
+    socket.once('connect', pump);
+    socket.once('close', () => setTimeout(open, 100).unref());
+  };
+  open();
+  return {
+    stats: () => ({ replies }),
+    stop() {
+      stopped = true;
+      socket.destroy();
+    },
+  };
+}
+
+/** 10,000 connections that each send one GET, then stay open and idle; closed ones come back after 500 ms. */
+function idleKeepAlives(port, localAddress) {
+  return socketSwarm(port, 10_000, {
+    setup: (socket) => socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
+    reconnectMs: 500,
+    localAddress,
+  });
+}
+
+/** 60 WebSocket clients sending `all` every millisecond; `read: false` leaves their sockets unread. */
+function allEveryMillisecond(port, { read }) {
+  return wsSwarm(port, 60, (ws) => {
+    if (!read) ws._socket.pause();
+    const timer = setInterval(() => {
+      if (ws.readyState !== WebSocket.OPEN) return clearInterval(timer);
+      ws.send('{"cmd":"all"}');
+    }, 1);
+    ws.once('close', () => clearInterval(timer));
+  });
+}
+
+/** The same attacks against the plainest node:http server, to show what the kernel and node:http alone allow. */
+const BARE = Symbol('bare node:http server');
+
 const ATTACKS = {
+  'pipeline-404': {
+    label: 'one connection pipelining 404s',
+    start: (port) => pipelineFlood(port),
+  },
+  'ws-all-60': {
+    label: '60 WebSocket clients send `all` every 1 ms and never read',
+    start: (port) => allEveryMillisecond(port, { read: false }),
+  },
+  'ws-all-60-ignored': {
+    label: '60 WebSocket clients send `all` every 1 ms and ignore the replies (TCP read, messages dropped)',
+    start: (port) => allEveryMillisecond(port, { read: true }),
+  },
   'ws-all-flood': {
     label: '8 WebSocket clients write `all` commands and never read',
     start: (port) =>
@@ -256,20 +368,16 @@ const ATTACKS = {
   'idle-keepalive': {
     // From another loopback address, as a second host on the LAN would be.
     label: '10,000 idle keep-alive connections (from 127.0.0.2)',
-    start: (port) =>
-      socketSwarm(port, 10_000, {
-        setup: (socket) => socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
-        reconnectMs: 500,
-        localAddress: '127.0.0.2',
-      }),
+    start: (port) => idleKeepAlives(port, '127.0.0.2'),
+  },
+  'idle-keepalive-bare': {
+    label: '10,000 idle keep-alive connections (from 127.0.0.2), against a bare node:http server',
+    server: BARE,
+    start: (port) => idleKeepAlives(port, '127.0.0.2'),
   },
   'idle-keepalive-same-address': {
     label: '10,000 idle keep-alive connections from the clients\' own address',
-    start: (port) =>
-      socketSwarm(port, 10_000, {
-        setup: (socket) => socket.write('GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n'),
-        reconnectMs: 500,
-      }),
+    start: (port) => idleKeepAlives(port),
   },
 };
 
@@ -303,13 +411,24 @@ async function main() {
   const quietDaemon = await startDaemon(config);
   const [quiet, quietKept] = await Promise.all([runNormalClient(quietDaemon.port, DURATION_S), runNormalClient(quietDaemon.port, DURATION_S, true)]);
   quiet.peakRss = quietDaemon.peakRss();
+  const reply = await captureReply(quietDaemon.port);
   await quietDaemon.stop();
+  // The bare server's own quiet baseline, when a row runs against it.
+  let bareQuiet;
+  if (Object.entries(ATTACKS).some(([name, attack]) => attack.server === BARE && (!only || only.includes(name)))) {
+    console.error(`quiet baseline of the bare node:http server (${DURATION_S} s)`);
+    const bare = await startBare(reply);
+    const [fresh, kept] = await Promise.all([runNormalClient(bare.port, DURATION_S), runNormalClient(bare.port, DURATION_S, true)]);
+    fresh.peakRss = bare.peakRss();
+    bareQuiet = { fresh, kept };
+    await bare.stop();
+  }
 
   const rows = [];
   for (const [name, attack] of Object.entries(ATTACKS)) {
     if (only && !only.includes(name)) continue;
     console.error(`${name}: ${attack.label} (${DURATION_S} s)`);
-    const daemon = await startDaemon(config);
+    const daemon = attack.server === BARE ? await startBare(reply) : await startDaemon(config);
     const swarm = attack.start(daemon.port);
     await sleep(1500); // the attack reaches full strength before measuring
     const [normal, kept] = await Promise.all([runNormalClient(daemon.port, DURATION_S), runNormalClient(daemon.port, DURATION_S, true)]);
@@ -318,7 +437,7 @@ async function main() {
     const alive = daemon.alive();
     normal.peakRss = daemon.peakRss();
     await daemon.stop();
-    rows.push({ name, label: attack.label, normal, kept, attackers, alive });
+    rows.push({ name, label: attack.label, bare: attack.server === BARE, normal, kept, attackers, alive });
     console.error(
       `  fresh connections: served ${normal.served}/${normal.sent}, p99 ${fmt(normal.p99, 2)} ms; keep-alive: served ${kept.served}/${kept.sent}, p99 ${fmt(kept.p99, 2)} ms; peak RSS ${fmt(normal.peakRss)} MB; attackers ${JSON.stringify(attackers)}`,
     );
@@ -333,14 +452,33 @@ async function main() {
     '| attack | served (new connection each) | p50 / p99 ms | p99 / quiet | served (keep-alive) | p50 / p99 ms | p99 / quiet | peak RSS MB | RSS / quiet | verdict |',
     '|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
   ];
-  for (const { label, normal, kept, alive } of rows) {
-    const rssRatio = normal.peakRss / quiet.peakRss;
+  if (bareQuiet) {
+    lines.splice(
+      1,
+      0,
+      `Bare node:http server, quiet: fresh connections p99 ${fmt(bareQuiet.fresh.p99, 2)} ms, keep-alive p99 ${fmt(bareQuiet.kept.p99, 2)} ms; its rows are measured against this baseline.`,
+    );
+  }
+  for (const { label, bare, normal, kept, alive } of rows) {
+    const [freshBase, keptBase, rssBase] = bare ? [bareQuiet.fresh, bareQuiet.kept, bareQuiet.fresh.peakRss] : [quiet, quietKept, quiet.peakRss];
+    const rssRatio = normal.peakRss / rssBase;
     const ok = (client, base) => share(client) >= 99 && p99Ratio(client, base) !== null && p99Ratio(client, base) <= 10;
-    const pass = alive && ok(normal, quiet) && ok(kept, quietKept) && rssRatio <= 1.5;
+    const pass = alive && ok(normal, freshBase) && ok(kept, keptBase) && rssRatio <= 1.5;
     lines.push(
-      `| ${label} | ${fmt(share(normal), 1)} % (${normal.served}/${normal.sent}) | ${fmt(normal.p50, 2)} / ${fmt(normal.p99, 2)} | ${fmt(p99Ratio(normal, quiet), 2)}× ` +
-        `| ${fmt(share(kept), 1)} % (${kept.served}/${kept.sent}) | ${fmt(kept.p50, 2)} / ${fmt(kept.p99, 2)} | ${fmt(p99Ratio(kept, quietKept), 2)}× ` +
+      `| ${label} | ${fmt(share(normal), 1)} % (${normal.served}/${normal.sent}) | ${fmt(normal.p50, 2)} / ${fmt(normal.p99, 2)} | ${fmt(p99Ratio(normal, freshBase), 2)}× ` +
+        `| ${fmt(share(kept), 1)} % (${kept.served}/${kept.sent}) | ${fmt(kept.p50, 2)} / ${fmt(kept.p99, 2)} | ${fmt(p99Ratio(kept, keptBase), 2)}× ` +
         `| ${fmt(normal.peakRss)} | ${fmt(rssRatio, 2)}× | ${pass ? 'pass' : '**miss**'} |`,
+    );
+  }
+  // Where the kernel sets the limit, iogate is held to what a bare server gets under the same attack.
+  const idle = rows.find((row) => row.name === 'idle-keepalive');
+  const bareIdle = rows.find((row) => row.name === 'idle-keepalive-bare');
+  if (idle && bareIdle) {
+    lines.push(
+      '',
+      `10,000 idle keep-alive connections, iogate against the bare node:http server in the same run: p99 of fresh connections ` +
+        `${fmt(idle.normal.p99, 2)} / ${fmt(bareIdle.normal.p99, 2)} ms = ${fmt(idle.normal.p99 / bareIdle.normal.p99, 2)}×; ` +
+        `keep-alive ${fmt(idle.kept.p99, 2)} / ${fmt(bareIdle.kept.p99, 2)} ms = ${fmt(idle.kept.p99 / bareIdle.kept.p99, 2)}×.`,
     );
   }
   const table = lines.join('\n');

@@ -11,7 +11,12 @@
 //     fast those writes are answered;
 //  2. with the target losing 30 % of its replies: how often its values refresh
 //     (scans in which its first block was read) against its configured 20 Hz,
-//     and the share of time it is shown offline.
+//     and the share of time it is shown offline;
+//  3. a target that answers 50 ms after its timeout, or with a wrong unit id:
+//     the neighbours' scans per second, 10 s before the fault and 20 s after
+//     it starts, and the lowest sum over any 10 s window against the 10 s
+//     before (the window where the fault is detected is among them).
+//     BENCH_MISBEHAVING=0 skips it.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
@@ -35,7 +40,7 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Seconds to wait once the target is offline before measuring (its probes back off to 30 s within 32 s). */
 const SETTLE_S = Number(process.env.BENCH_SETTLE_S ?? 0);
-const TIMEOUTS = (process.env.BENCH_TIMEOUTS ?? '200,40').split(',').map(Number);
+const TIMEOUTS = (process.env.BENCH_TIMEOUTS ?? '200,40').split(',').filter(Boolean).map(Number);
 
 /** Neighbour scans per second and per neighbour over SECONDS, while `during` runs (it gets a stop signal). */
 async function neighbourRate(rig, during = async () => {}) {
@@ -86,8 +91,8 @@ function percentile(sorted, share) {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * share))];
 }
 
-/** All phases on one line whose requests time out after `timeoutMs`. */
-async function scenario(timeoutMs) {
+/** The four slaves on one in-memory line, replying after REPLY_MS, with requests timing out after `timeoutMs`. */
+async function startLine(timeoutMs) {
   const line = new FaultyLine(UNITS.map((unit) => ({ unit, model: brain00 })));
   for (const unit of UNITS) line.replyDelayMs.set(unit, REPLY_MS);
   const rig = await startRig([
@@ -97,6 +102,12 @@ async function scenario(timeoutMs) {
       options: { timeoutMs, retries: 1 },
     },
   ]);
+  return { line, rig };
+}
+
+/** All phases on one line whose requests time out after `timeoutMs`. */
+async function scenario(timeoutMs) {
+  const { line, rig } = await startLine(timeoutMs);
   try {
     await Promise.all(UNITS.map((unit) => rig.whenState(String(unit), 'online')));
     const baseline = await neighbourRate(rig);
@@ -167,9 +178,59 @@ async function scenario(timeoutMs) {
 }
 }
 
+/** Neighbour scans in each second: `before` seconds healthy, then `fault()` and `after` seconds more. */
+async function perSecondAround(rig, fault, before, after) {
+  const scansOf = () => neighbours.reduce((sum, name) => sum + rig.slave(name).stats.scans, 0);
+  const counts = [];
+  let last = scansOf();
+  for (let second = 0; second < before + after; second++) {
+    if (second === before) fault();
+    const target = performance.now() + 1000;
+    await sleep(1000);
+    // Timers run late on a busy machine: scale to the second actually measured.
+    const late = 1000 / (1000 + performance.now() - target);
+    const now = scansOf();
+    counts.push(((now - last) * late) / neighbours.length);
+    last = now;
+  }
+  return counts;
+}
+
+/** A target that replies `kind` ('late': 50 ms after its timeout; 'wrong-unit': with another unit id). */
+async function misbehaving(kind, timeoutMs) {
+  const { line, rig } = await startLine(timeoutMs);
+  try {
+    await Promise.all(UNITS.map((unit) => rig.whenState(String(unit), 'online')));
+    const window = 10;
+    const counts = await perSecondAround(
+      rig,
+      () => {
+        if (kind === 'late') line.replyDelayMs.set(Number(TARGET), timeoutMs + 50);
+        else line.wrongUnit.set(Number(TARGET), 77);
+      },
+      window,
+      2 * window,
+    );
+    const sum = (from) => counts.slice(from, from + window).reduce((a, b) => a + b, 0);
+    const baseline = sum(0);
+    const windows = Array.from({ length: counts.length - window + 1 }, (_, from) => sum(from) / baseline);
+    return {
+      fault: kind,
+      timeout_ms: timeoutMs,
+      neighbour_hz_per_second: counts.map((value) => +value.toFixed(1)),
+      neighbour_rate_lowest_10s_window_vs_before: +Math.min(...windows).toFixed(3),
+      target_state_at_end: rig.slave(TARGET).state,
+      target_last_error: rig.slave(TARGET).lastError,
+    };
+  } finally {
+    await rig.stop();
+  }
+}
+
 // The daemon's RTU default timeout, and one shorter than the scan period:
 // a timeout blocks the line, so neighbours lose slots only when it is longer
 // than their period.
 const results = [];
 for (const timeoutMs of TIMEOUTS) results.push(await scenario(timeoutMs));
+if (process.env.BENCH_MISBEHAVING !== '0') for (const kind of ['late', 'wrong-unit']) results.push(await misbehaving(kind, 200));
 console.log(JSON.stringify(results, null, 2));

@@ -1,7 +1,7 @@
 import { createServer as createListener, type Server as Listener, type Socket } from 'node:net';
 import type { Server } from 'node:http';
 import { apiGuards } from './api/access/guards.js';
-import { createHttpServer, type HttpContext } from './api/http/server.js';
+import { LISTEN_BACKLOG, createHttpServer, type HttpContext } from './api/http/server.js';
 import type { MetricsSource } from './api/http/metrics.js';
 import type { MqttBridge } from './api/mqtt/bridge.js';
 import type { EdgeNode } from './api/sparkplug/edge-node.js';
@@ -136,7 +136,8 @@ export function createService(options: ServiceOptions): Service {
         server.emit('connection', socket);
       });
       next.once('error', reject);
-      next.listen(port, address, () => {
+      // A deep accept queue: a connection storm waits there instead of being refused (see docs/security.md).
+      next.listen({ port, host: address, backlog: LISTEN_BACKLOG }, () => {
         next.off('error', reject);
         // Once listening, only accept() fails here (out of descriptors, say):
         // that connection is lost, the listener stays open and serves on.
@@ -215,10 +216,12 @@ export function createService(options: ServiceOptions): Service {
       slice: (c) => c.apis.webhook,
       start(next) {
         hook = next.apis.webhook.enabled ? startWebhook(next.apis.webhook, runtime.feed, log) : undefined;
+        ctx.webhook = hook?.stats;
       },
       async stop() {
         await hook?.stop();
         hook = undefined;
+        ctx.webhook = undefined;
       },
     },
     {

@@ -88,6 +88,7 @@ function readMqtt(mqtt: ConfigSection, baseDir: string): MqttConfig {
     keepalive: mqtt.integer('keepalive', 60, 0, 65535),
     qos: mqtt.choice('qos', [0, 1, 2] as const, 0),
     retain: mqtt.boolean('retain', true),
+    protocol: mqtt.choice('protocol', ['auto', 5, '3.1.1'] as const, 'auto'),
     topicPrefix,
     homeassistant: {
       enabled: homeassistant.boolean('enabled', false),

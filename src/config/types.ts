@@ -110,6 +110,8 @@ export interface MqttConfig {
   keepalive: number;
   qos: 0 | 1 | 2;
   retain: boolean;
+  /** MQTT version: 5, 3.1.1, or 5 with a fall-back to 3.1.1 when the broker refuses it. */
+  protocol: 'auto' | 5 | '3.1.1';
   topicPrefix: string;
   tls?: { ca?: string; cert?: string; key?: string; rejectUnauthorized: boolean };
   homeassistant: { enabled: boolean; discoveryPrefix: string };

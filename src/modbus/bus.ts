@@ -34,6 +34,17 @@ import type { ClientSignal } from './request-context.js';
 // after a reconnect); polls queued when a link drops wait for the reconnect
 // (within their deadline), and only the request that was on the wire is
 // charged to its slave.
+//
+// A slave that answers after its timeout, or answers with another unit id,
+// is told apart from one that does not answer, and at once: a reply from a
+// unit that was sent a request lately and did not answer it in time,
+// arriving while another request is out or none, is a late reply; on a
+// serial line a well-formed reply to the request on the wire with the unit id
+// of no unit asked lately is a misaddressed one, and that attempt fails then
+// instead of waiting out its timeout. Its slave is told (observeFaults) and
+// backs off. After each later timeout of a unit known to answer late, the
+// line is held for as long as its replies were late (at most one timeout),
+// so on RS485 its late reply does not collide with the next transaction.
 
 /** `input`: a poll of digital input values that goes ahead of the others (see above). */
 export type Priority = 'write' | 'poll' | 'input';
@@ -75,6 +86,10 @@ export interface TransactionCounters {
   retries: number;
   exceptions: number;
   corruptFrames: number;
+  /** Replies that came after their request had timed out. */
+  lateReplies: number;
+  /** Well-formed replies with another unit id than the request on the wire (serial lines). */
+  misaddressedReplies: number;
 }
 
 export interface BusStats extends TransactionCounters {
@@ -87,9 +102,18 @@ export interface BusStats extends TransactionCounters {
 /** Told after every attempt on the wire whether the unit answered (an exception reply is an answer). */
 export type AttemptObserver = (answered: boolean) => void;
 
+/** A unit whose replies cannot be matched to its requests. */
+export type ReplyFault = { kind: 'late'; lateMs: number } | { kind: 'misaddressed'; claimedUnit: number };
+export type FaultObserver = (fault: ReplyFault) => void;
+
 function zeroCounters(): TransactionCounters {
-  return { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, corruptFrames: 0 };
+  return { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, corruptFrames: 0, lateReplies: 0, misaddressedReplies: 0 };
 }
+
+/** A reply still counts as late up to this many timeouts after its request was sent. */
+const LATE_REPLY_WINDOW_FACTOR = 4;
+/** Margin added to a late unit's observed lateness when the line is held after its timeouts. */
+const LATE_HOLD_MARGIN_MS = 10;
 
 interface Job {
   unit: number;
@@ -144,9 +168,17 @@ export class ModbusBus {
   private reconnectDelay: number;
   private readonly deadlineMs: number;
   private readonly maxQueued: number;
-  private readonly counters = { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, reconnects: 0, dropped: 0 };
+  private readonly counters = { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, reconnects: 0, dropped: 0, lateReplies: 0, misaddressedReplies: 0 };
   private readonly unitCounters = new Map<number, TransactionCounters>();
   private readonly observers = new Map<number, AttemptObserver>();
+  private readonly faultObservers = new Map<number, FaultObserver>();
+  /** Per unit, its attempt sent last, and whether its own reply came: a reply to it may still come late. */
+  private readonly lastAttempts = new Map<number, { key: number; sentAt: number; answered: boolean }>();
+  /** Units seen answering late, with by how much (ms after the timeout). */
+  private readonly lateUnits = new Map<number, number>();
+  /** performance.now() until which nothing is sent: a late unit's reply may still come. */
+  private holdUntil = 0;
+  private holdUnit = -1;
   private readonly connectWaiters: Array<() => void> = [];
   /** Reopen attempts while the line is down, summarised in the log instead of one line each. */
   private readonly outage = new RepeatSummary();
@@ -163,11 +195,16 @@ export class ModbusBus {
     this.reconnectDelay = options.reconnectMs ?? 100;
     this.deadlineMs = options.deadlineMs ?? Math.max(1000, 4 * options.timeoutMs * (1 + options.retries));
     this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
-    this.replyTimer = new ReplyTimer(options.timeoutMs, () => this.onTimeout());
+    this.replyTimer = new ReplyTimer(options.timeoutMs, () => this.onTimerFired());
   }
 
   get name(): string {
     return this.options.name;
+  }
+
+  /** How long one attempt waits for its reply. */
+  get timeoutMs(): number {
+    return this.options.timeoutMs;
   }
 
   get isConnected(): boolean {
@@ -191,6 +228,11 @@ export class ModbusBus {
   /** One observer per unit (its slave), told the outcome of each attempt. */
   observe(unit: number, observer: AttemptObserver): void {
     this.observers.set(unit, observer);
+  }
+
+  /** One observer per unit, told when its replies come late or with another unit id. */
+  observeFaults(unit: number, observer: FaultObserver): void {
+    this.faultObservers.set(unit, observer);
   }
 
   private countersOf(unit: number): TransactionCounters {
@@ -526,9 +568,9 @@ export class ModbusBus {
     if (this.current || !this.connected || this.gapTimer) return;
     const job = this.nextJob();
     if (!job) return;
-    const wait = this.lastFrameAt + this.link.silenceMs - performance.now();
+    const wait = Math.max(this.lastFrameAt + this.link.silenceMs, this.holdUntil) - performance.now();
     if (wait > 0) {
-      // RTU needs t3.5 of silence before the next frame; hold the line until then.
+      // RTU needs t3.5 of silence before the next frame, and a late unit's reply may be on its way; hold the line until then.
       (job.priority === 'write' ? this.writes : this.polls).unshift(job);
       this.gapTimer = setTimeout(() => {
         this.gapTimer = undefined;
@@ -541,10 +583,13 @@ export class ModbusBus {
 
   private send(job: Job): void {
     const { frame, key } = this.framing.encode(job.unit, job.pdu);
+    // Whatever the framer holds of stray bytes is not the start of this request's reply.
+    if (this.link.framing === 'RTU') this.framing.reset();
     this.replyTimer.arm();
     this.current = { job, key, corruptBefore: this.framing.corruptFrames() };
     job.sent = true;
     job.sentAt = performance.now();
+    this.lastAttempts.set(job.unit, { key, sentAt: job.sentAt, answered: false });
     // Input reads jump the queue: they are charged their line time but do not move the fair-queuing clock.
     if (job.priority === 'poll') this.virtualTime = Math.max(this.virtualTime, job.start);
     // An input read in between does not give writes another turn ahead of a waiting poll.
@@ -564,12 +609,8 @@ export class ModbusBus {
   private onData(chunk: Buffer): void {
     this.lastFrameAt = performance.now();
     // On a serial line nothing may answer while no request is out: these are
-    // the tail of a reply that already timed out, or noise. Feeding them to
-    // the framer would only glue them to the front of the next reply.
-    if (!this.current && this.link.framing === 'RTU') {
-      this.framing.reset();
-      return;
-    }
+    // a reply that came after its timeout, or noise. They are framed all the
+    // same, to recognise a late reply; send() drops what is left of them.
     this.framing.push(chunk);
   }
 
@@ -580,9 +621,11 @@ export class ModbusBus {
 
   private onReply(reply: FrameReply): void {
     const current = this.current;
-    // A late reply to a request that already timed out, or noise from another
-    // master: not ours, drop it.
-    if (!current || reply.key !== current.key || reply.unit !== current.job.unit) return;
+    // Not the reply to the request on the wire: a late reply, a misaddressed one, or noise.
+    if (!current || reply.key !== current.key || reply.unit !== current.job.unit) {
+      this.onStrayReply(reply, current);
+      return;
+    }
     this.replyTimer.disarm();
     this.current = undefined;
     this.lastFrameAt = performance.now();
@@ -600,6 +643,10 @@ export class ModbusBus {
     }
     this.counters.responses++;
     unitCounters.responses++;
+    const attempt = this.lastAttempts.get(job.unit);
+    if (attempt) attempt.answered = true;
+    // Answering in time again: its timeouts no longer hold the line.
+    this.lateUnits.delete(job.unit);
     this.observers.get(job.unit)?.(true);
     if ('exception' in response) {
       this.counters.exceptions++;
@@ -618,10 +665,75 @@ export class ModbusBus {
     this.pump();
   }
 
+  /** A well-formed reply that does not answer the request on the wire. */
+  private onStrayReply(reply: FrameReply, current: { job: Job; key: number; corruptBefore: number } | undefined): void {
+    const now = performance.now();
+    const serial = this.link.framing === 'RTU';
+    const attempt = this.lastAttempts.get(reply.unit);
+    if (attempt && now - attempt.sentAt <= LATE_REPLY_WINDOW_FACTOR * this.options.timeoutMs) {
+      // A unit that was sent a request lately: its reply, late, not the current slave's. On TCP
+      // its transaction id tells for sure. On a serial line a slave answers each request once, so
+      // any reply of its outside its transaction is late, even when its last request seemed
+      // answered: that answer may itself have been the late reply to the request before.
+      if (!serial && (reply.key !== attempt.key || attempt.answered)) return;
+      attempt.answered = true;
+      const lateMs = Math.max(0, Math.round(now - attempt.sentAt - this.options.timeoutMs));
+      this.lateUnits.set(reply.unit, Math.max(lateMs, this.lateUnits.get(reply.unit) ?? 0));
+      this.counters.lateReplies++;
+      this.countersOf(reply.unit).lateReplies++;
+      // The reply the line was held for has come.
+      if (this.holdUnit === reply.unit && this.holdUntil > now) {
+        this.holdUntil = now;
+        clearTimeout(this.gapTimer);
+        this.gapTimer = undefined;
+      }
+      this.faultObservers.get(reply.unit)?.({ kind: 'late', lateMs });
+      if (!current) this.pump();
+      return;
+    }
+    // A unit known to answer late, past the window: its reply still, never the current slave's.
+    if (this.lateUnits.has(reply.unit)) return;
+    if (!current || !serial || reply.unit === current.job.unit) return;
+    // On a serial line only the addressed slave may answer: a well-formed reply
+    // with another unit id is its reply, misaddressed. Waiting out the timeout would only cost the line.
+    this.replyTimer.disarm();
+    this.current = undefined;
+    this.settleCorruptFrames(current);
+    const { job } = current;
+    this.charge(job);
+    this.counters.misaddressedReplies++;
+    this.countersOf(job.unit).misaddressedReplies++;
+    this.observers.get(job.unit)?.(false);
+    this.faultObservers.get(job.unit)?.({ kind: 'misaddressed', claimedUnit: reply.unit });
+    const tail = job.priority === 'write' ? '; it may or may not have applied the write' : '';
+    this.retryOrFail(job, new ModbusError('protocol', `slave ${job.unit} answered with unit id ${reply.unit}${tail}`));
+  }
+
+  /**
+   * The timer ran out, but a busy process runs expired timers before it looks
+   * at sockets: a reply that arrived in time may be waiting to be read. It is
+   * read first (setImmediate runs after the loop's I/O), so a stall of our own
+   * is never taken for a slow or late slave.
+   */
+  private onTimerFired(): void {
+    const current = this.current;
+    setImmediate(() => {
+      if (current && this.current === current) this.onTimeout();
+    });
+  }
+
   private onTimeout(): void {
     const current = this.current;
     if (!current) return;
     this.current = undefined;
+    const { unit } = current.job;
+    const now = performance.now();
+    const lateMs = this.lateUnits.get(unit);
+    if (lateMs !== undefined && this.link.framing === 'RTU') {
+      // Its reply is likely on its way: let it pass before anyone else transmits.
+      this.holdUntil = now + Math.min(lateMs + LATE_HOLD_MARGIN_MS, this.options.timeoutMs);
+      this.holdUnit = unit;
+    }
     this.charge(current.job);
     this.counters.timeouts++;
     this.countersOf(current.job.unit).timeouts++;

@@ -37,6 +37,8 @@ export class FaultyLine implements Link {
   readonly lossy = new Map<number, number>();
   /** Each unit's replies leave this many ms after its request arrived. */
   readonly replyDelayMs = new Map<number, number>();
+  /** Units whose replies carry another unit id (with a valid CRC): a misconfigured or confused slave. */
+  readonly wrongUnit = new Map<number, number>();
   /** Seeded generator for the losses, so a run can be repeated. */
   private random = seededRandom(15);
   private handlers: LinkHandlers | undefined;
@@ -91,6 +93,8 @@ export class FaultyLine implements Link {
 
   private reply(frame: Buffer): void {
     const unit = frame[0]!;
+    const claimed = this.wrongUnit.get(unit);
+    if (claimed !== undefined) frame = encodeRtu(claimed, frame.subarray(1, frame.length - 2));
     const loss = this.lossy.get(unit);
     if (loss !== undefined && this.random() < loss) return;
     const delay = this.replyDelayMs.get(unit);

@@ -65,14 +65,14 @@ export async function startGate(
   const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);
   await runtime.start();
   const guards = apiGuards(config.apis);
-  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'test', ...guards });
+  const hook = config.apis.webhook.enabled ? startWebhook(config.apis.webhook, runtime.feed, log, webhook) : undefined;
+  const server = createHttpServer({ registry: runtime.registry, feed: runtime.feed, version: 'test', metrics: runtime, webhook: hook?.stats, ...guards });
   const ws = config.apis.websocket.enabled
     ? attachWebSocket(server, { registry: runtime.registry, feed: runtime.feed, allFiltered: config.apis.websocket.allFiltered }, guards, log, {
         errorReplies: config.apis.websocket.errorReplies,
         ...websocket,
       })
     : undefined;
-  const hook = config.apis.webhook.enabled ? startWebhook(config.apis.webhook, runtime.feed, log, webhook) : undefined;
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

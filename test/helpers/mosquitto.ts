@@ -69,7 +69,7 @@ export class Mosquitto {
     this.broker = undefined;
   }
 
-  subscribe(filter: string): Subscriber {
+  subscribe(filter: string | string[]): Subscriber {
     return new Subscriber(this.port, filter);
   }
 
@@ -80,7 +80,12 @@ export class Mosquitto {
   }
 
   async publish(topic: string, message: string): Promise<void> {
-    await run('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(this.port), '-q', '1', '-t', topic, '-m', message]);
+    await this.pub(['-t', topic, '-m', message]);
+  }
+
+  /** mosquitto_pub at QoS 1 with further arguments of its own (-r, -f FILE, -n). */
+  async pub(args: string[]): Promise<void> {
+    await run('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(this.port), '-q', '1', ...args], { maxBuffer: 1024 * 1024 });
   }
 }
 
@@ -89,8 +94,9 @@ export class Subscriber {
   readonly lines: Array<{ topic: string; retained: boolean; payload: string }> = [];
   private readonly child: ChildProcess;
 
-  constructor(port: number, filter: string) {
-    this.child = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(port), '-q', '1', '-t', filter, '-F', '%t\t%r\t%p'], {
+  constructor(port: number, filter: string | string[]) {
+    const filters = (Array.isArray(filter) ? filter : [filter]).flatMap((one) => ['-t', one]);
+    this.child = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(port), '-q', '1', ...filters, '-F', '%t\t%r\t%p'], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     let buffered = '';

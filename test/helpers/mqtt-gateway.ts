@@ -17,6 +17,12 @@ export interface MqttSettings {
   enabled?: boolean;
   /** Further lines under `apis.mqtt:`, already indented by four spaces. */
   extra?: string;
+  /**
+   * `apis.mqtt.protocol`. aedes speaks only 3.1.1, so that is the default here:
+   * with `auto` iogate's first attempt (MQTT 5) is refused and it connects a
+   * moment later, after clients a test started meanwhile.
+   */
+  protocol?: 'auto' | '5' | '3.1.1';
   /** Further buses under `comm_channels:`, already indented by two spaces. */
   buses?: string;
   /** Further top-level sections (`covers:`, `interlocks:`), unindented. */
@@ -24,7 +30,7 @@ export interface MqttSettings {
 }
 
 /** A config file for a SIMULATOR bus with one Neuron brain board (`00`) and MQTT (on unless told). */
-export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '', buses = '', top = '' }: MqttSettings, toggleMs = 0): string {
+export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '', buses = '', top = '', protocol = '3.1.1' }: MqttSettings, toggleMs = 0): string {
   const dir = mkdtempSync(join(tmpdir(), 'iogate-mqtt-'));
   const file = join(dir, 'config.yaml');
   writeFileSync(
@@ -36,6 +42,7 @@ apis:
     address: 127.0.0.1
     port: ${port}
     client-id: ${clientId}
+    protocol: ${protocol}
 ${extra}
 comm_channels:
   SIM:

@@ -6,6 +6,7 @@ import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
 import type { OneWireBus } from '../../onewire/bus.js';
 import type { EdgeNodeStats } from '../sparkplug/edge-node.js';
 import type { AdmissionStats } from './admission.js';
+import type { WebhookStats } from '../webhook.js';
 
 // `GET /metrics`: per-bus and per-slave Modbus statistics in the Prometheus
 // text exposition format (version 0.0.4), so a line that degrades (timeouts,
@@ -20,6 +21,8 @@ export interface MetricsSource {
   readonly http?: AdmissionStats;
   /** The Sparkplug edge node's session, when it runs (set once it started). */
   sparkplug?: () => EdgeNodeStats;
+  /** The outgoing webhook, when enabled: a receiver that hangs or fails shows here. */
+  readonly webhook?: WebhookStats;
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -41,11 +44,13 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
   ['retries', 'retries_total', 'Requests sent again after a timeout or a malformed reply.'],
   ['exceptions', 'exceptions_total', 'Modbus exception replies.'],
   ['corruptFrames', 'corrupt_frames_total', 'Received frames dropped for a CRC or framing error.'],
+  ['lateReplies', 'late_replies_total', 'Replies that came after their request had timed out.'],
+  ['misaddressedReplies', 'misaddressed_replies_total', 'Replies with another unit id than the request on the wire (serial lines).'],
 ];
 
 const QUALITIES: readonly Quality[] = ['good', 'stale', 'offline', 'unknown'];
 
-export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug }: MetricsSource): string {
+export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, webhook }: MetricsSource): string {
   const now = Date.now();
   const families: Family[] = [];
   const busStats = buses.map((bus) => ({ bus, stats: bus.stats() }));
@@ -139,6 +144,7 @@ export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug }: 
   families.push(...oneWireFamilies(oneWire.map(({ bus }) => bus), now));
   if (http) families.push(...httpFamilies(http));
   if (sparkplug) families.push(...sparkplugFamilies(sparkplug()));
+  if (webhook) families.push(...webhookFamilies(webhook));
   return families.map(renderFamily).join('');
 }
 
@@ -202,6 +208,27 @@ function sparkplugFamilies(stats: EdgeNodeStats): Family[] {
     single('iogate_sparkplug_buffer_capacity', 'gauge', 'Changes the store-and-forward memory cap holds.', stats.bufferCapacity),
     single('iogate_sparkplug_buffer_dropped_total', 'counter', 'Buffered changes dropped (cap reached, too old, or their metric is gone).', stats.bufferDropped),
     single('iogate_sparkplug_replayed_total', 'counter', 'Buffered changes sent as historical DDATA.', stats.replayed),
+  ];
+}
+
+function webhookFamilies(webhook: WebhookStats): Family[] {
+  const { failed } = webhook;
+  return [
+    single('iogate_webhook_up', 'gauge', '1 while deliveries succeed; 0 from a failed attempt until one succeeds again.', webhook.up ? 1 : 0),
+    single('iogate_webhook_pending_devices', 'gauge', 'Devices not delivered yet (in the request out now or waiting), each once in its latest state.', webhook.pending),
+    single('iogate_webhook_retry_seconds', 'gauge', 'Pause before the next retry while failing (0 when up).', webhook.retryMs / 1000),
+    single('iogate_webhook_deliveries_total', 'counter', 'Requests the receiver answered with a status below 400.', webhook.delivered),
+    {
+      name: 'iogate_webhook_failed_total',
+      type: 'counter',
+      help: 'Failed attempts: no complete answer by the deadline (the request is then aborted), an error status, or a connection error.',
+      samples: [
+        [{ reason: 'timeout' }, failed.timeout],
+        [{ reason: 'status' }, failed.status],
+        [{ reason: 'network' }, failed.network],
+      ],
+    },
+    single('iogate_webhook_superseded_total', 'counter', 'Changes dropped unsent because the device changed again before delivery; its latest state went instead.', webhook.superseded),
   ];
 }
 

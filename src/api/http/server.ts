@@ -8,6 +8,8 @@ import { handleDeviceRoute, type DeviceRouteContext } from './device-routes.js';
 import type { ApiGuards } from '../access/guards.js';
 import { crossSiteRefusal, isSafeMethod } from '../access/origin.js';
 import { METRICS_CONTENT_TYPE, renderMetrics, type MetricsSource } from './metrics.js';
+import type { WebhookStats } from '../webhook.js';
+import { takingTurns } from './pipelining.js';
 import { handleRpc } from '../rpc/endpoint.js';
 import { sendError, sendRead, sendSuccess, useReplyHeaders } from './respond.js';
 import { isLoopbackAddress } from '../access/loopback.js';
@@ -20,11 +22,20 @@ import { openApiDocument } from './openapi.js';
 // segment: no regular expressions on the request path.
 
 const KEEP_ALIVE_TIMEOUT_MS = 5000;
+/**
+ * Connections the kernel completes and queues for us to accept. Under a
+ * connection storm node's default (511) overflows, and every SYN dropped then
+ * costs its client a one-second retransmit. The kernel caps this at
+ * net.core.somaxconn (4096 by default since Linux 5.4).
+ */
+export const LISTEN_BACKLOG = 4096;
 
 export interface HttpContext extends DeviceRouteContext, ApiGuards {
   version: string;
   /** Buses and slaves behind `GET /metrics`; without it the route is absent. */
   metrics?: MetricsSource;
+  /** The outgoing webhook's state, shown in `/metrics` when it is enabled. */
+  webhook?: WebhookStats;
   /** The control panel served at `/`; without it `/` is a 404, as in EVOK. */
   panel?: ServedPanel;
   /**
@@ -50,13 +61,13 @@ export function createHttpServer(ctx: HttpContext): Server {
       // The timeouts above are only enforced when this check runs.
       connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs),
     },
-    (req, res) => {
+    takingTurns((req, res) => {
       try {
         route(ctx, req, res, admission);
       } catch (error) {
         sendError(res, error, error instanceof RequestError && error.status === 401 ? CHALLENGE_HEADERS : undefined);
       }
-    },
+    }),
   );
   // Not server.maxConnections: that turns the newest client away, however
   // well it behaves; admission lets the connections worth least go instead.
@@ -121,7 +132,7 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
     case 'metrics': {
       if (segments.length !== 1 || !ctx.metrics) break;
       if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
-      const body = renderMetrics({ ...ctx.metrics, http: admission });
+      const body = renderMetrics({ ...ctx.metrics, http: admission, webhook: ctx.webhook });
       res.writeHead(200, { 'Content-Type': METRICS_CONTENT_TYPE, 'Content-Length': Buffer.byteLength(body) });
       res.end(body);
       return;

@@ -31,7 +31,8 @@ export interface MqttBridge {
 
 export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOptions): MqttBridge {
   const topics = new Topics(config.topicPrefix);
-  const client = connectBroker(config, topics, log);
+  const link = connectBroker(config, topics, log);
+  const { client } = link;
   const { qos } = config;
   const states = new StatePublisher({ sink: client, topics, qos, retain: config.retain, log });
   const availability = new SlaveAvailability(client, topics, qos, slaves, log);
@@ -43,7 +44,8 @@ export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOpt
 
   client.on('connect', () => {
     client.publish(topics.status, ONLINE, { qos, retain: true });
-    client.subscribe(topics.commandFilter, { qos }, (error) => {
+    // Retain As Published (MQTT 5): a retained command keeps its flag when delivered live, and is refused.
+    client.subscribe(topics.commandFilter, { qos, rap: true }, (error) => {
       if (error) log.error(`MQTT: cannot subscribe to ${topics.commandFilter}: ${error.message}`);
     });
     discovery?.publishAll(registry.devices());

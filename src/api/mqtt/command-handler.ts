@@ -5,7 +5,8 @@ import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { writeDevice } from '../../registry/write.js';
 import { errorBody } from '../http/respond.js';
-import { parseCommandPayload } from './command-payload.js';
+import { MAX_COMMAND_BYTES, parseCommandPayload } from './command-payload.js';
+import { isOversizeMarker } from './size-guard.js';
 import { SerialQueue } from './serial-queue.js';
 import type { MqttSink } from './sink.js';
 import type { Topics } from './topics.js';
@@ -38,6 +39,9 @@ export class CommandHandler {
     try {
       // A retained command would be carried out again on every reconnect.
       if (retained) throw new RequestError(400, 'RetainedCommand', 'retained commands are ignored; publish commands without the retain flag');
+      if (isOversizeMarker(payload)) {
+        throw new RequestError(413, 'InvalidPayload', `command payload exceeds ${MAX_COMMAND_BYTES} bytes; dropped unread`);
+      }
       const device = this.resolve(path);
       const params = parseCommandPayload(device.type, payload);
       const queued = this.queue.run(device, () => this.write(path, device, params));

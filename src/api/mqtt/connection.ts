@@ -1,13 +1,24 @@
 import { readFileSync } from 'node:fs';
+import type { Duplex } from 'node:stream';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { MqttConfig } from '../../config/types.js';
 import type { Logger } from '../../log.js';
+import { MAX_COMMAND_BYTES } from './command-payload.js';
+import { PacketSizeGuard, guardIncoming } from './size-guard.js';
 import type { Topics } from './topics.js';
 
 // The broker connection: every `apis.mqtt` setting turned into mqtt.js
 // options, the Last Will, and reconnection with a growing delay so a dead
 // broker costs little. mqtt.js's own offline queue is switched off: the state
 // publisher keeps the latest state per device instead, which stays bounded.
+//
+// MQTT 5 is spoken unless configured otherwise, for two things 3.1.1 lacks:
+// the Maximum Packet Size we announce in CONNECT, past which the broker drops
+// publishes to us instead of sending them, and Retain As Published, which
+// keeps the retain flag on commands delivered live, so retained commands can
+// be refused however they arrive. A broker that refuses MQTT 5 is spoken to
+// in 3.1.1 from then on (`protocol: auto`). Either way, incoming packets pass
+// a size guard before mqtt.js buffers them (size-guard.ts).
 
 export const ONLINE = 'online';
 export const OFFLINE = 'offline';
@@ -16,11 +27,47 @@ export const OFFLINE = 'offline';
 const FIRST_RECONNECT_MS = 500;
 const MAX_RECONNECT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 10_000;
+/** The largest packet we take: a command at its size limit, with room for a long topic and MQTT 5 properties. */
+export const MAX_INCOMING_PACKET_BYTES = MAX_COMMAND_BYTES + 4096;
+/**
+ * A dropped publish still arrives as reads of 64 KiB, each in a buffer that
+ * only a collection frees, and the few small objects they come with trigger
+ * none: a 50 MB publish left 30 MB of them waiting. With node's gc() exposed
+ * (the service unit does) a young-generation collection runs after every
+ * this many dropped bytes.
+ */
+const COLLECT_EVERY_DROPPED_BYTES = 4 * 1024 * 1024;
+/** CONNACK codes of a broker that does not speak the version asked for: 3.1.1's and MQTT 5's. */
+const UNSUPPORTED_VERSION = new Set([1, 132]);
 
-export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): MqttClient {
-  const client = connect(clientOptions(config, topics));
+/** The broker connection, with what the protocol version in use allows. */
+export interface BrokerLink {
+  client: MqttClient;
+  /** Whether the connection is MQTT 5 (so retained commands arrive flagged even when live). */
+  readonly mqtt5: boolean;
+}
+
+export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): BrokerLink {
+  // Connected by hand below, once the stream builder is wrapped.
+  const client = connect({ ...clientOptions(config, topics), manualConnect: true });
   const where = `${config.tls ? 'mqtts' : 'mqtt'}://${config.address}:${config.port}`;
   let failures = 0;
+  let dropped = 0;
+  let skippedSinceCollection = 0;
+  const gc = (globalThis as { gc?: (options?: { type: 'minor' }) => void }).gc;
+  const skipped = (bytes: number): void => {
+    skippedSinceCollection += bytes;
+    if (skippedSinceCollection < COLLECT_EVERY_DROPPED_BYTES) return;
+    skippedSinceCollection = 0;
+    gc?.({ type: 'minor' });
+  };
+  const internals = client as unknown as { streamBuilder: (client: MqttClient) => Duplex };
+  const build = internals.streamBuilder;
+  internals.streamBuilder = (self) =>
+    guardIncoming(build(self), () => new PacketSizeGuard(MAX_INCOMING_PACKET_BYTES, () => client.options.protocolVersion ?? 4, (bytes) => {
+      // One line per publish would let a publisher fill the log.
+      if (dropped++ % 100 === 0) log.warn(`MQTT: a publish of ${bytes} bytes exceeds ${MAX_INCOMING_PACKET_BYTES} and was dropped unread (${dropped} so far)`);
+    }, skipped));
 
   client.on('connect', () => {
     failures = 0;
@@ -36,12 +83,27 @@ export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): 
   // Without a listener an 'error' event would end the process. A broker that
   // stays away would log every attempt, so only the first failure in a row is a warning.
   client.on('error', (error) => {
+    const code = (error as { code?: unknown }).code;
+    if (config.protocol === 'auto' && client.options.protocolVersion === 5 && typeof code === 'number' && UNSUPPORTED_VERSION.has(code)) {
+      log.warn(`MQTT: ${where} does not speak MQTT 5; using 3.1.1, where retained commands that arrive live cannot be told apart (see the docs)`);
+      client.options.protocolVersion = 4;
+      delete client.options.properties;
+      // mqtt.js schedules no retry after a refused CONNACK.
+      setImmediate(() => client.reconnect());
+      return;
+    }
     failures++;
     const message = `MQTT: ${where}: ${error.message}`;
     if (failures === 1) log.warn(message);
     else log.debug(message);
   });
-  return client;
+  client.connect();
+  return {
+    client,
+    get mqtt5() {
+      return client.options.protocolVersion === 5;
+    },
+  };
 }
 
 function clientOptions(config: MqttConfig, topics: Topics): IClientOptions {
@@ -59,6 +121,11 @@ function clientOptions(config: MqttConfig, topics: Topics): IClientOptions {
     resubscribe: false,
     will: { topic: topics.status, payload: Buffer.from(OFFLINE), qos: config.qos, retain: true },
   };
+  if (config.protocol === '3.1.1') options.protocolVersion = 4;
+  else {
+    options.protocolVersion = 5;
+    options.properties = { maximumPacketSize: MAX_INCOMING_PACKET_BYTES };
+  }
   if (config.username !== undefined) options.username = config.username;
   if (config.password !== undefined) options.password = config.password;
   if (config.tls) {

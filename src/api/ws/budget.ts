@@ -15,6 +15,11 @@ import type { RawData } from 'ws';
 // - At most COMMANDS_PER_TURN commands run before the client yields the event
 //   loop (setImmediate), so HTTP requests and other clients are served in
 //   between however many commands one client has sent.
+// - All clients together get COMMAND_MS_PER_TURN of command work per turn
+//   (the synchronous part of each command: parsing, building `all`, sending),
+//   so sixty clients each within their own budget cannot add up to a turn
+//   that holds HTTP for seconds. A client that finds the turn's budget spent
+//   waits for the next turn, in line behind the others that did.
 // - Messages that fail (bad JSON, unknown command, unknown circuit, …) draw
 //   on a token bucket. Occasional garbage never empties it; a client that
 //   keeps failing is slowed to the bucket's refill rate (its next message
@@ -28,6 +33,8 @@ export const WS_BUDGET = {
   MAX_QUEUED_COMMANDS: 512,
   MAX_QUEUED_BYTES: 512 * 1024,
   COMMANDS_PER_TURN: 16,
+  /** Command work of all clients together in one event-loop turn (at least one command runs per turn). */
+  COMMAND_MS_PER_TURN: 2,
   /** Failed messages allowed in a burst, and refilled per second. */
   INVALID_BURST: 64,
   INVALID_PER_SECOND: 64,
@@ -139,6 +146,44 @@ export class InvalidMessageLimiter {
     this.tokens = Math.max(0, this.tokens - 1);
   }
 }
+
+/** The command work of all WebSocket clients in the current event-loop turn. */
+export class SharedTurnBudget {
+  private spentMs = 0;
+  private turnEnding = false;
+  private waiters: Array<() => void> = [];
+
+  constructor(
+    private readonly msPerTurn: number = WS_BUDGET.COMMAND_MS_PER_TURN,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Runs `command`'s synchronous part against the budget; resolves with its promise once it may start. */
+  async run<T>(command: () => Promise<T>): Promise<T> {
+    while (this.spentMs >= this.msPerTurn) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    this.startTurn();
+    const started = this.now();
+    const done = command();
+    this.spentMs += this.now() - started;
+    return done;
+  }
+
+  /** The first command of a turn schedules the turn's end, which resets the budget and wakes the waiting, oldest first. */
+  private startTurn(): void {
+    if (this.turnEnding) return;
+    this.turnEnding = true;
+    setImmediate(() => {
+      this.turnEnding = false;
+      this.spentMs = 0;
+      const waiting = this.waiters;
+      this.waiters = [];
+      for (const wake of waiting) wake();
+    });
+  }
+}
+
+/** Shared by every WebSocket client of the process. */
+export const commandTurns = new SharedTurnBudget();
 
 /** Yields the event loop so sockets, timers and other clients get their turn. */
 export function yieldTurn(): Promise<void> {

@@ -1,7 +1,7 @@
 import { WebSocket, type RawData } from 'ws';
 import type { Device, DeviceType } from '../../devices/device.js';
 import type { Scope } from '../access/auth.js';
-import { CLOSE_POLICY, CommandQueue, InvalidMessageLimiter, WS_BUDGET, pause, yieldTurn } from './budget.js';
+import { CLOSE_POLICY, CommandQueue, InvalidMessageLimiter, WS_BUDGET, commandTurns, pause, yieldTurn } from './budget.js';
 
 // One WebSocket connection: its push filter and its outbox. The outbox is a
 // set of devices, not a queue of messages: a device that changes again before
@@ -119,7 +119,7 @@ export class WsClient {
         continue;
       }
       const next = this.commands.shift()!;
-      await this.runCommand(this, next[0], next[1]);
+      await commandTurns.run(() => this.runCommand(this, next[0], next[1]));
       if (++thisTurn >= WS_BUDGET.COMMANDS_PER_TURN) {
         thisTurn = 0;
         await yieldTurn();

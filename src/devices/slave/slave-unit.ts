@@ -1,5 +1,5 @@
 import type { BoardModel, RegisterSpace } from '../../boards/model.js';
-import type { ModbusBus, Priority } from '../../modbus/bus.js';
+import type { ModbusBus, Priority, ReplyFault } from '../../modbus/bus.js';
 import { ModbusError, notSlavesFault } from '../../modbus/errors.js';
 import { currentRequestContext } from '../../modbus/request-context.js';
 import { RepeatSummary } from '../../repeat-summary.js';
@@ -57,6 +57,21 @@ const SILENT_SCANS_TO_OFFLINE = 2;
 const SILENCE_TO_OFFLINE_MS = 1000;
 const FIRST_PROBE_MS = 500;
 const MAX_PROBE_MS = 30_000;
+/**
+ * A slave whose replies come late or carry another unit id is offline from
+ * the first such reply, and probed first after this: each probe of a late
+ * slave holds the line for a timeout and its late reply, which its
+ * neighbours would otherwise lose as scan slots.
+ */
+const MISBEHAVING_FIRST_PROBE_MS = 10_000;
+/**
+ * Such replies within this long that make a slave offline. One alone can be a
+ * glitch (a reply delayed once by a busy machine); a slave that answers late
+ * or misaddressed does so at every request, so the second comes within a scan
+ * or two.
+ */
+const FAULTS_TO_OFFLINE = 2;
+const FAULT_SPAN_MS = 10_000;
 /** Attempts the success ratio is taken over. */
 const RATIO_WINDOW = 50;
 /** Fewer attempts than this say nothing yet. */
@@ -130,6 +145,11 @@ export class SlaveUnit {
   /** performance.now() at the start of the last full-rate scan, for the cycle time; 0 after a probe. */
   private lastScanStartedAt = 0;
   private readonly attempts = new AttemptWindow();
+  /** When the last replies that came late or misaddressed arrived (the most recent last). */
+  private readonly faultTimes: number[] = [];
+  /** Times such replies made the slave offline; a scan during which this grows failed, and stops. */
+  private faults = 0;
+  private lastFault = '';
   /** performance.now() of the last answered attempt (0: never). */
   private lastAnswerAt = 0;
   /** Probes while offline, summarised in the log. */
@@ -186,6 +206,31 @@ export class SlaveUnit {
       this.attempts.record(answered);
       if (answered) this.lastAnswerAt = performance.now();
     });
+    bus.observeFaults(unit, (fault) => this.replyFault(fault));
+  }
+
+  /**
+   * Its replies cannot be matched to its requests: a late one may be taken
+   * for the answer to the next request, and a misaddressed one is another
+   * slave's. No waiting for two silent scans: at the second such reply it is offline, so writes
+   * to it fail at once, and it is probed with back-off from a longer start.
+   */
+  private replyFault(fault: ReplyFault): void {
+    const now = performance.now();
+    this.faultTimes.push(now);
+    if (this.faultTimes.length > FAULTS_TO_OFFLINE) this.faultTimes.shift();
+    this.lastFault =
+      fault.kind === 'late' ? `answered ${fault.lateMs} ms after its ${this.bus.timeoutMs} ms timeout` : `answered with unit id ${fault.claimedUnit}`;
+    if (this.state === 'offline') return;
+    if (this.faultTimes.length < FAULTS_TO_OFFLINE || now - this.faultTimes[0]! > FAULT_SPAN_MS) return;
+    this.faults++;
+    this.lastError = this.lastFault;
+    const wasState = this.state;
+    this.setState('offline', `is offline: it ${this.lastFault}; probing it with back-off from ${MISBEHAVING_FIRST_PROBE_MS / 1000} s`);
+    this.outage.begin();
+    this.probeDelay = MISBEHAVING_FIRST_PROBE_MS;
+    this.nextProbeAt = now + this.probeDelay;
+    this.onChange(this, new Set(), wasState !== this.state);
   }
 
   /** Share of the last attempts (up to 50) the slave answered, 1 before any. */
@@ -284,6 +329,7 @@ export class SlaveUnit {
     // While offline the scan is a probe: one attempt per block, no retries.
     const retries = probing ? 0 : undefined;
     const scanNumber = this.scanNumber++;
+    const faultsBefore = this.faults;
     let answered = false;
     let failure: Error | undefined;
     let interrupted: ModbusError | undefined;
@@ -315,10 +361,16 @@ export class SlaveUnit {
         if (!answered) break;
         continue;
       }
+      // A late reply can pass for the answer to this read: nothing more is read or trusted once the slave was caught at it.
+      if (this.faults !== faultsBefore) break;
       answered = true;
       const readAt = Date.now();
       this.stats.lastOkAt = readAt;
       changed = this.storeRead(read, response, readAt, since, changed);
+    }
+    if (this.faults !== faultsBefore) {
+      answered = false;
+      failure = new ModbusError('protocol', `slave ${this.unit} ${this.lastFault}`);
     }
     this.stats.lastScanMs = performance.now() - started;
     if (!interrupted) this.afterScan(answered, failure, now);

@@ -136,26 +136,85 @@ test('receiver down, then up: retried with back-off, latest state delivered, not
   }
 });
 
-test('a receiver that never answers is given up after the timeout; requests in the air stay bounded; polling goes on', async () => {
-  const held: ServerResponse[] = [];
-  const receiver = new Receiver((res) => held.push(res));
+/** One sample of `/metrics`, by its full name with labels. */
+async function metric(gate: Gate, name: string): Promise<number> {
+  const text = await (await fetch(`${gate.baseUrl}/metrics`)).text();
+  const line = text.split('\n').find((row) => row.startsWith(`${name} `));
+  assert.ok(line, `${name} in /metrics`);
+  return Number(line.slice(name.length + 1));
+}
+
+test('a receiver that hangs, answers 500, answers slowly, resets and drips: each attempt is cut at its deadline, then deliveries resume', async () => {
+  const timeoutMs = 300;
+  type Answer = (req: IncomingMessage, res: ServerResponse) => void;
+  const timers: NodeJS.Timeout[] = [];
+  const answers: Answer[] = [
+    () => {}, // hangs: accepts the POST and never answers
+    (_req, res) => res.writeHead(500).end('broken'),
+    (_req, res) => void timers.push(setTimeout(() => res.end('late'), timeoutMs * 4)), // answers, but only well after the deadline
+    (req) => req.socket.resetAndDestroy(),
+    (_req, res) => {
+      // drips: a head at once, then a byte every 20 ms without end
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      const drip = setInterval(() => res.write('.'), 20);
+      timers.push(drip);
+      res.on('close', () => clearInterval(drip));
+    },
+  ];
+  const closed: Array<Promise<unknown>> = [];
+  const receiver = new Receiver((res, index) => {
+    const req = res.req;
+    closed.push(once(req.socket, 'close'));
+    (answers[index] ?? ((_r: IncomingMessage, ok: ServerResponse) => ok.end('ok')))(req, res);
+  });
   const port = await receiver.listen();
-  const gate = await startGate(yaml(port, ['di'], true), { webhook: { timeoutMs: 30, firstRetryMs: 5, maxRetryMs: 10 } });
+  const gate = await startGate(yaml(port, ['di'], true), { webhook: { timeoutMs, firstRetryMs: 20, maxRetryMs: 80 } });
   try {
-    for (let i = 0; i < 4; i++) {
-      await flip(gate, 0);
-      await receiver.nextRequest(i + 1);
-    }
-    // Four requests hang; further attempts are refused locally and retried later.
     await flip(gate, 0);
-    await scansLater(gate, 10);
-    assert.equal(receiver.requests.length, 4, 'no fifth request while four hang');
-    // Once the receiver answers, the latest state gets through.
-    for (const res of held.splice(0)) res.end('ok');
+    // The fifth attempt (the drip) has come in: iogate has failed four times and is failing now.
+    await receiver.nextRequest(5);
+    assert.equal(await metric(gate, 'iogate_webhook_up'), 0, 'failing shows in /metrics');
+    assert.equal(await metric(gate, 'iogate_webhook_deliveries_total'), 0);
+    // Every socket of the five failed attempts is closed: hung, slow and dripping ones by iogate at their deadline.
+    await Promise.all(closed.slice(0, 5));
+    // The state at the time of the next attempt is what the now healthy receiver gets.
     const value = (await (await fetch(`${gate.baseUrl}/rest/di/1_01`)).json()).value;
-    const request = await receiver.nextRequest(5);
+    const request = await receiver.nextRequest(6);
     assert.equal(JSON.parse(request.body).find((device: { circuit: string }) => device.circuit === '1_01').value, value);
-    for (const res of held.splice(0)) res.end('ok');
+    // Later changes go out at once again (one request at a time: the sixth was answered before this one left).
+    const next = await flip(gate, 1);
+    const after = await receiver.nextRequest(7);
+    assert.equal(JSON.parse(after.body).find((device: { circuit: string }) => device.circuit === '1_02').value, next);
+    assert.ok((await metric(gate, 'iogate_webhook_deliveries_total')) >= 1);
+    assert.equal(await metric(gate, 'iogate_webhook_up'), 1);
+    assert.equal(await metric(gate, 'iogate_webhook_failed_total{reason="timeout"}'), 3, 'hang, slow and drip hit the deadline');
+    assert.equal(await metric(gate, 'iogate_webhook_failed_total{reason="status"}'), 1, 'the 500');
+    assert.equal(await metric(gate, 'iogate_webhook_failed_total{reason="network"}'), 1, 'the reset');
+  } finally {
+    for (const timer of timers) clearTimeout(timer);
+    await gate.close();
+    receiver.close();
+  }
+});
+
+test('hung receivers hold no sockets: with every request hanging, each is aborted at its deadline and a new one is sent', async () => {
+  const open = new Set<unknown>();
+  let most = 0;
+  const receiver = new Receiver((res) => {
+    const socket = res.req.socket;
+    open.add(socket);
+    most = Math.max(most, open.size);
+    socket.on('close', () => open.delete(socket));
+  });
+  const port = await receiver.listen();
+  const gate = await startGate(yaml(port, ['di'], true), { webhook: { timeoutMs: 40, firstRetryMs: 5, maxRetryMs: 10 } });
+  try {
+    await flip(gate, 0);
+    // Far more attempts than the four sockets the old code allowed to hang before it stopped for good.
+    await receiver.nextRequest(12);
+    assert.equal(most, 1, 'never more than one request open at the receiver');
+    assert.ok((await metric(gate, 'iogate_webhook_failed_total{reason="timeout"}')) >= 11);
+    assert.ok((await metric(gate, 'iogate_webhook_pending_devices')) >= 1, 'the change still waits');
   } finally {
     await gate.close();
     receiver.close();

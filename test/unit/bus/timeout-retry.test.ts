@@ -33,7 +33,7 @@ test('a silent slave fails after the timeout of every attempt, with each retry c
   assert.equal(stats.timeouts, 3);
   assert.equal(stats.retries, 2);
   assert.equal(stats.responses, 0);
-  assert.deepEqual(bus.unitStats(1), { requests: 3, responses: 0, timeouts: 3, retries: 2, exceptions: 0, corruptFrames: 0 });
+  assert.deepEqual(bus.unitStats(1), { requests: 3, responses: 0, timeouts: 3, retries: 2, exceptions: 0, corruptFrames: 0, lateReplies: 0, misaddressedReplies: 0 });
   await bus.stop();
 });
 

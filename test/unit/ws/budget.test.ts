@@ -4,7 +4,7 @@ import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import WebSocket from 'ws';
-import { CommandQueue, InvalidMessageLimiter, WS_BUDGET } from '../../../src/api/ws/budget.js';
+import { CommandQueue, InvalidMessageLimiter, SharedTurnBudget, WS_BUDGET } from '../../../src/api/ws/budget.js';
 import type { WsClient } from '../../../src/api/ws/client.js';
 import { httpCall } from '../../helpers/http-call.js';
 import { startGate, until, type Gate } from '../../helpers/in-process.js';
@@ -50,6 +50,31 @@ test('the command queue coalesces repeats and refuses past its bounds', () => {
   for (let i = 0; i < WS_BUDGET.MAX_QUEUED_COMMANDS; i++) assert.ok(queue.shift());
   assert.equal(queue.shift(), undefined);
   assert.equal(queue.push(Buffer.alloc(WS_BUDGET.MAX_QUEUED_BYTES + 1), false, false), 'overflow', 'bytes are bounded too');
+});
+
+test('command work is shared per event-loop turn across clients: past the budget, commands wait for the next turn, in the order they came', async () => {
+  let clock = 0;
+  const budget = new SharedTurnBudget(2, () => clock);
+  const ran: Array<[string, number]> = [];
+  let turn = 0;
+  // Counts turns the same way: one setImmediate after another.
+  const counter = (): void => {
+    turn++;
+    if (turn < 50) setImmediate(counter);
+  };
+  setImmediate(counter);
+  // Each command costs 1.5 ms of the shared budget.
+  const command = (client: string) => () => {
+    ran.push([client, turn]);
+    clock += 1.5;
+    return Promise.resolve();
+  };
+  await Promise.all(['a', 'b', 'c', 'd', 'e', 'f'].map((client) => budget.run(command(client))));
+  assert.deepEqual(ran.map(([client]) => client), ['a', 'b', 'c', 'd', 'e', 'f'], 'first come, first served');
+  // 2 ms a turn at 1.5 ms a command: two commands (the second one starts under budget), then the turn ends.
+  const turns = ran.map(([, at]) => at);
+  for (let i = 2; i < turns.length; i += 2) assert.ok(turns[i]! > turns[i - 1]!, `command ${i} waited for a later turn: ${turns.join(', ')}`);
+  for (let i = 1; i < turns.length; i += 2) assert.equal(turns[i], turns[i - 1], `commands ${i - 1} and ${i} shared a turn: ${turns.join(', ')}`);
 });
 
 test('the invalid-message bucket forgives now and then, slows a stream of failures, closes a flood', () => {

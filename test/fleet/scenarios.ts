@@ -1,0 +1,115 @@
+import type { HostMessage } from '../helpers/sparkplug-host.js';
+import type { Fleet, FleetNode } from './fleet.js';
+
+// The fleet scenarios, shared by the CI test (test/interop/sparkplug-fleet.test.ts)
+// and the bench (bench/fleet.mjs). Each returns its figures; the caller
+// asserts or prints them.
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const isNodeBirth = (m: HostMessage) => m.type === 'NBIRTH';
+const isDeviceBirth = (m: HostMessage) => m.type === 'DBIRTH' && m.device === '1';
+
+/** Cold start: every daemon started, until the host has NBIRTH and DBIRTH of all of them. */
+export async function coldStart(fleet: Fleet, limitMs: number): Promise<{ birth_s: number; started_s: number }> {
+  const t0 = Date.now();
+  await fleet.startNodes();
+  const started = Date.now();
+  const ids = fleet.nodes.map((node) => node.id);
+  await fleet.host.waitForNodes(ids, isNodeBirth, limitMs, 'NBIRTH');
+  const last = await fleet.host.waitForNodes(ids, isDeviceBirth, limitMs, 'DBIRTH');
+  return { birth_s: (last - t0) / 1000, started_s: (started - t0) / 1000 };
+}
+
+export interface BrokerLoss {
+  affected: number;
+  reborn_s: number;
+  /** Input edges the simulators logged for all nodes in the window. */
+  changes: number;
+  /** Of those, edges the host never got (no DDATA of that input with that value, stamped just after). */
+  lost: number;
+  lostExamples: string[];
+  /** Edges that reached the host as historical (replayed) DDATA. */
+  replayed: number;
+  window_s: number;
+  storm: { from: number; to: number };
+}
+
+/**
+ * Kills the broker that is the first choice of a third of the nodes while
+ * the inputs step; waits until every affected node has a new NBIRTH and
+ * DBIRTH on another broker and has replayed its buffer, then compares every
+ * input edge the simulators logged in the window with the host's history.
+ */
+export async function brokerLoss(
+  fleet: Fleet,
+  { broker = 0, beforeMs = 5000, afterMs = 5000, limitMs = 60_000, seenWithinMs }: { broker?: number; beforeMs?: number; afterMs?: number; limitMs?: number; seenWithinMs?: number } = {},
+): Promise<BrokerLoss> {
+  const seenWithin = seenWithinMs ?? Math.round(fleet.options.toggleMs * 1.5);
+  const affected = fleet.nodesOf(broker);
+  const from = Date.now();
+  await sleep(beforeMs);
+  // Kill just before the next input step of the first simulator, so the outage holds edges to replay.
+  const steps = (await fleet.edges(affected[0]!, from)).map((edge) => edge.at);
+  if (steps.length > 0) {
+    const next = Math.max(...steps) + fleet.options.toggleMs;
+    await sleep(Math.max(0, (next - Date.now()) % fleet.options.toggleMs - 150));
+  }
+  const killedAt = Date.now();
+  await fleet.killBroker(broker);
+  const ids = affected.map((node) => node.id);
+  // A birth after the kill can only come through a surviving broker: the dead one's host connection hears nothing more.
+  const surviving = (m: HostMessage) => m.receivedAt > killedAt && m.type === 'NBIRTH';
+  await fleet.host.waitForNodes(ids, surviving, limitMs, 'NBIRTH after the broker loss');
+  const last = await fleet.host.waitForNodes(ids, (m) => m.receivedAt > killedAt && isDeviceBirth(m), limitMs, 'DBIRTH after the broker loss');
+  await untilDrained(affected, limitMs);
+  const stormEnd = Date.now();
+  await sleep(afterMs);
+  // Edges up to now minus the time an edge may take to reach the host.
+  const to = Date.now() - seenWithin;
+  const check = await compare(fleet, fleet.nodes, from, to, seenWithin);
+  return { affected: affected.length, reborn_s: (last - killedAt) / 1000, window_s: (to - from) / 1000, storm: { from: killedAt, to: stormEnd }, ...check };
+}
+
+/** Waits until the affected nodes' store-and-forward buffers are empty (read from their /metrics). */
+async function untilDrained(nodes: readonly FleetNode[], limitMs: number): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  for (const node of nodes) {
+    for (;;) {
+      const text = await (await fetch(`${node.daemon!.baseUrl}/metrics`)).text();
+      const line = text.split('\n').find((row) => row.startsWith('iogate_sparkplug_buffer_changes'));
+      if (line !== undefined && Number(line.slice(line.lastIndexOf(' ') + 1)) === 0) break;
+      if (Date.now() > deadline) throw new Error(`${node.id}: store-and-forward buffer not drained within ${limitMs} ms`);
+      await sleep(100);
+    }
+  }
+}
+
+/**
+ * Every digital input edge a simulator logged for a node's unit between
+ * `from` and `to` must be in the host's history of that input: a DDATA
+ * metric (live or historical) with the same value, stamped within
+ * `seenWithin` ms after the edge.
+ */
+export async function compare(fleet: Fleet, nodes: readonly FleetNode[], from: number, to: number, seenWithin: number): Promise<{ changes: number; lost: number; replayed: number; lostExamples: string[] }> {
+  let changes = 0;
+  let lost = 0;
+  let replayed = 0;
+  const lostExamples: string[] = [];
+  for (const node of nodes) {
+    const edges = (await fleet.edges(node, from)).filter((edge) => edge.address === 0 && edge.at <= to);
+    changes += edges.length;
+    for (let bit = 0; bit < 4; bit++) {
+      const name = `di/1_0${bit + 1}/value`;
+      const history = fleet.host.history(node.id, '1', name).filter((sample) => sample.type === 'DDATA');
+      for (const edge of edges.filter((e) => e.bit === bit)) {
+        const match = history.find((sample) => sample.value === edge.on && sample.timestamp >= edge.at && sample.timestamp <= edge.at + seenWithin);
+        if (!match) {
+          lost++;
+          if (lostExamples.length < 10) lostExamples.push(`${node.id} ${name} → ${edge.on} at ${new Date(edge.at).toISOString()}`);
+        } else if (match.historical) replayed++;
+      }
+    }
+  }
+  return { changes, lost, replayed, lostExamples };
+}

@@ -52,8 +52,9 @@ export async function brokerLoss(
   // Kill just before the next input step of the first simulator, so the outage holds edges to replay.
   const steps = (await fleet.edges(affected[0]!, from)).map((edge) => edge.at);
   if (steps.length > 0) {
-    const next = Math.max(...steps) + fleet.options.toggleMs;
-    await sleep(Math.max(0, (next - Date.now()) % fleet.options.toggleMs - 150));
+    let wait = Math.max(...steps) + fleet.options.toggleMs - Date.now();
+    while (wait < 150) wait += fleet.options.toggleMs;
+    await sleep(wait - 150);
   }
   const killedAt = Date.now();
   await fleet.killBroker(broker);

@@ -68,6 +68,8 @@ export class Fleet {
   readonly sims: SimProcess[] = [];
   readonly nodes: FleetNode[] = [];
   host!: FleetHost;
+  /** Every node whose daemon was started, including any taken out of `nodes` by the caller. */
+  private readonly started = new Set<FleetNode>();
   private readonly log: (line: string) => void;
 
   private constructor(readonly options: Required<Omit<FleetOptions, 'log'>> & FleetOptions) {
@@ -117,21 +119,23 @@ export class Fleet {
     await Promise.all(Array.from({ length: START_CONCURRENCY }, worker));
   }
 
-  async startNode(node: FleetNode): Promise<void> {
+  /** Starts one node's daemon; `sparkplug: false` gives the same daemon and board without the edge node (a baseline). */
+  async startNode(node: FleetNode, { sparkplug = true } = {}): Promise<void> {
     const configFile = join(node.dir, 'config.yaml');
-    writeFileSync(configFile, this.config(node));
+    writeFileSync(configFile, this.config(node, sparkplug));
+    this.started.add(node);
     node.daemon = await spawnDaemon(['--config', configFile], { cwd: node.dir });
     live.add(node.daemon.child);
   }
 
   /** The cheapest daemon that still has moving inputs: one board over Modbus TCP, no panel, Sparkplug only. */
-  private config(node: FleetNode): string {
+  private config(node: FleetNode, sparkplug: boolean): string {
     return `alias_file: alias.yaml
 apis:
   panel:
     enabled: false
   sparkplug:
-    enabled: true
+    enabled: ${sparkplug}
     group_id: ${GROUP}
     edge_node_id: ${node.id}
     servers:
@@ -186,7 +190,7 @@ comm_channels:
   /** Stops everything it started, each by its PID, and removes the temp dir. */
   async stop(): Promise<void> {
     await this.host?.close();
-    await Promise.all(this.nodes.map((node) => this.stopNode(node, 'SIGKILL').catch(() => undefined)));
+    await Promise.all([...this.started].map((node) => this.stopNode(node, 'SIGKILL').catch(() => undefined)));
     await Promise.all(this.sims.map(async (sim) => {
       await sim.stop().catch(() => undefined);
       live.delete(sim.child);

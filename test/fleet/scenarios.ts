@@ -43,7 +43,22 @@ export interface BrokerLoss {
  */
 export async function brokerLoss(
   fleet: Fleet,
-  { broker = 0, beforeMs = 5000, afterMs = 5000, limitMs = 60_000, seenWithinMs }: { broker?: number; beforeMs?: number; afterMs?: number; limitMs?: number; seenWithinMs?: number } = {},
+  {
+    broker = 0,
+    beforeMs = 5000,
+    afterMs = 5000,
+    limitMs = 60_000,
+    seenWithinMs,
+    onStorm,
+  }: {
+    broker?: number;
+    beforeMs?: number;
+    afterMs?: number;
+    limitMs?: number;
+    seenWithinMs?: number;
+    /** Called as the broker is killed and again once every affected node has replayed. */
+    onStorm?: (phase: 'start' | 'end') => void;
+  } = {},
 ): Promise<BrokerLoss> {
   const seenWithin = seenWithinMs ?? Math.round(fleet.options.toggleMs * 1.5);
   const affected = fleet.nodesOf(broker);
@@ -57,6 +72,7 @@ export async function brokerLoss(
     await sleep(wait - 150);
   }
   const killedAt = Date.now();
+  onStorm?.('start');
   await fleet.killBroker(broker);
   const ids = affected.map((node) => node.id);
   // A birth after the kill can only come through a surviving broker: the dead one's host connection hears nothing more.
@@ -65,6 +81,7 @@ export async function brokerLoss(
   const last = await fleet.host.waitForNodes(ids, (m) => m.receivedAt > killedAt && isDeviceBirth(m), limitMs, 'DBIRTH after the broker loss');
   await untilDrained(affected, limitMs);
   const stormEnd = Date.now();
+  onStorm?.('end');
   await sleep(afterMs);
   // Edges up to now minus the time an edge may take to reach the host.
   const to = Date.now() - seenWithin;

@@ -34,6 +34,13 @@ export interface FleetOptions {
   /** scan_frequency of each node's board, Hz. */
   scanHz?: number;
   log?: (line: string) => void;
+  /** Brokers started elsewhere (a clustered broker's nodes) instead of 3 Mosquittos; kill(b) stops one abruptly. */
+  brokers?: FleetBroker[];
+}
+
+export interface FleetBroker {
+  url: string;
+  kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
 export interface FleetNode {
@@ -64,7 +71,7 @@ function hookExit(): void {
 
 export class Fleet {
   readonly dir = mkdtempSync(join(tmpdir(), 'iogate-fleet-'));
-  readonly brokers: Mosquitto[] = [];
+  readonly brokers: FleetBroker[] = [];
   readonly sims: SimProcess[] = [];
   readonly nodes: FleetNode[] = [];
   host!: FleetHost;
@@ -72,7 +79,7 @@ export class Fleet {
   private readonly started = new Set<FleetNode>();
   private readonly log: (line: string) => void;
 
-  private constructor(readonly options: Required<Omit<FleetOptions, 'log'>> & FleetOptions) {
+  private constructor(readonly options: Required<Omit<FleetOptions, 'log' | 'brokers'>> & FleetOptions) {
     this.log = options.log ?? (() => undefined);
   }
 
@@ -81,7 +88,8 @@ export class Fleet {
     hookExit();
     const fleet = new Fleet({ toggleMs: 2000, scanHz: 4, ...options });
     try {
-      for (let i = 0; i < 3; i++) {
+      fleet.brokers.push(...(options.brokers ?? []));
+      for (let i = fleet.brokers.length; i < 3; i++) {
         const broker = await Mosquitto.start();
         fleet.brokers.push(broker);
         fleet.trackBroker(broker);
@@ -195,7 +203,8 @@ comm_channels:
       await sim.stop().catch(() => undefined);
       live.delete(sim.child);
     }));
-    await Promise.all(this.brokers.map((broker) => broker.kill('SIGTERM').catch(() => undefined)));
+    const own = this.brokers.filter((broker) => !this.options.brokers?.includes(broker));
+    await Promise.all(own.map((broker) => broker.kill('SIGTERM').catch(() => undefined)));
     for (const child of [...live]) if (child.exitCode !== null || child.signalCode !== null) live.delete(child);
     rmSync(this.dir, { recursive: true, force: true });
   }

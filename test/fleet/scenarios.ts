@@ -131,3 +131,42 @@ export async function compare(fleet: Fleet, nodes: readonly FleetNode[], from: n
   }
   return { changes, lost, replayed, lostExamples };
 }
+
+export interface HostOutage {
+  /** Host back online → every node's NBIRTH and DBIRTH. */
+  reborn_s: number;
+  /** DATA messages the host received while it was offline (after every node's NDEATH): should be none. */
+  whileOffline: number;
+  changes: number;
+  lost: number;
+  lostExamples: string[];
+  replayed: number;
+}
+
+/**
+ * The primary host publishes STATE offline on every broker it reaches: every
+ * node sends its NDEATH and goes quiet, buffering its changes; after
+ * `quietMs` the host is online again, every node births and replays. Every
+ * input edge of the window must reach the host, those of the quiet time as
+ * historical DDATA.
+ */
+export async function hostOutage(fleet: Fleet, { quietMs = 6000, afterMs = 4000, limitMs = 60_000 } = {}): Promise<HostOutage> {
+  const seenWithin = Math.round(fleet.options.toggleMs * 1.5);
+  const nodes = fleet.nodes.filter((node) => node.daemon !== undefined);
+  const ids = nodes.map((node) => node.id);
+  const from = Date.now();
+  // Taken before the publish: a node may answer before the broker's PUBACK reaches the host.
+  const offAt = Date.now();
+  await fleet.host.publishState(false);
+  const lastDeath = await fleet.host.waitForNodes(ids, (m) => m.receivedAt >= offAt && m.type === 'NDEATH', limitMs, 'NDEATH after the host went offline');
+  await sleep(quietMs);
+  const onAt = Date.now();
+  const whileOffline = fleet.host.count((m) => m.receivedAt > lastDeath && m.receivedAt < onAt && m.type.endsWith('DATA'));
+  await fleet.host.publishState(true);
+  const last = await fleet.host.waitForNodes(ids, (m) => m.receivedAt > onAt && isDeviceBirth(m), limitMs, 'DBIRTH after the host came back');
+  await untilDrained(nodes, limitMs);
+  await sleep(afterMs);
+  const to = Date.now() - seenWithin;
+  const check = await compare(fleet, nodes, from, to, seenWithin);
+  return { reborn_s: (last - onAt) / 1000, whileOffline, ...check };
+}

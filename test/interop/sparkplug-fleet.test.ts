@@ -1,18 +1,19 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Fleet } from '../fleet/fleet.js';
-import { brokerLoss, coldStart } from '../fleet/scenarios.js';
+import { brokerLoss, coldStart, hostOutage } from '../fleet/scenarios.js';
 
 // A fleet of 20 bundled daemons, 3 Mosquitto brokers and one primary host
 // (Tahu's codec) on all three: cold start, then the broker that a third of
 // the nodes use is killed while the inputs step. Every affected node is
 // reborn on another broker, and every input edge the simulators logged
-// reaches the host, live or replayed. bench/fleet.mjs runs the same with
+// reaches the host, live or replayed. Then the primary host goes offline and
+// online again: every node dies, stays quiet, births again and replays. bench/fleet.mjs runs the same with
 // more nodes and prints the figures.
 
 const NODES = 20;
 
-test(`a fleet of ${NODES}: all born, a broker lost, all reborn elsewhere within 15 s, no change lost`, { timeout: 240_000 }, async () => {
+test(`a fleet of ${NODES}: all born, a broker lost, all reborn elsewhere within 15 s, no change lost; the host offline and back`, { timeout: 300_000 }, async () => {
   const fleet = await Fleet.start({ nodes: NODES });
   try {
     const cold = await coldStart(fleet, 90_000);
@@ -37,6 +38,17 @@ test(`a fleet of ${NODES}: all born, a broker lost, all reborn elsewhere within 
       if (node.serverOrder[0] === 0) assert.equal(state.broker, node.serverOrder[1], `${node.id} moved to its next server`);
       assert.deepEqual(fleet.host.unpairedDeaths(node.id), [], `${node.id}: every NDEATH pairs with a birth`);
       assert.deepEqual(fleet.host.seqGaps(node.id), [], `${node.id}: no seq gap`);
+    }
+
+    const outage = await hostOutage(fleet);
+    console.log(JSON.stringify({ hostOutage: outage }));
+    assert.equal(outage.whileOffline, 0, 'no node sends data while the primary host is offline');
+    assert.ok(outage.reborn_s <= 15, `all nodes born again within 15 s of the host's return (${outage.reborn_s} s)`);
+    assert.ok(outage.replayed > 0, 'the changes of the quiet time arrive as historical');
+    assert.equal(outage.lost, 0, `no change lost over the host's absence: ${outage.lostExamples.join('; ')}`);
+    for (const node of fleet.nodes) {
+      assert.ok(fleet.host.nodeState(node.id).online, `${node.id} is online again at the host`);
+      assert.deepEqual(fleet.host.unpairedDeaths(node.id), [], `${node.id}: every NDEATH pairs with a birth`);
     }
   } finally {
     await fleet.stop();

@@ -12,6 +12,9 @@
 //                      mean share of one core per daemon: inputs stepping, no failure; then from the
 //                      kill until every affected node replayed its buffer
 //   host_msgs_per_s_idle, host_msgs_per_s_storm   Sparkplug messages the host received per second
+//   host_reborn_s, host_outage_lost, host_outage_replayed
+//                      the primary host offline for 6 s, then online: → every node born again; input
+//                      edges of that window missing at the host, and those replayed as historical
 //   baseline_*         the same daemon and board with apis.sparkplug off, run beside the fleet,
 //                      so the per-node figures can be read as a ratio on a machine that may be shared
 import { parseArgs } from 'node:util';
@@ -19,7 +22,7 @@ import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuSeconds, log, memoryOf } from './common.mjs';
 import { Fleet } from '../test/fleet/fleet.ts';
-import { brokerLoss, coldStart } from '../test/fleet/scenarios.ts';
+import { brokerLoss, coldStart, hostOutage } from '../test/fleet/scenarios.ts';
 
 const { values } = parseArgs({ options: { nodes: { type: 'string', default: '100' }, 'idle-s': { type: 'string', default: '15' } } });
 const NODES = Number(values.nodes);
@@ -74,6 +77,8 @@ try {
   });
   const stormSeconds = Math.max(0.001, (loss.storm.to - loss.storm.from) / 1000);
   const stormMessages = fleet.host.count((m) => m.receivedAt >= loss.storm.from && m.receivedAt <= loss.storm.to);
+  log('host offline and back…');
+  const outage = await hostOutage(fleet, { limitMs: 120_000 });
   const round = (x, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
   const figures = {
     nodes: NODES,
@@ -91,12 +96,17 @@ try {
     host_msgs_per_s_idle: round(idleRate, 1),
     host_msgs_per_s_storm: round(stormMessages / stormSeconds, 1),
     storm_s: round(stormSeconds),
+    host_reborn_s: round(outage.reborn_s),
+    host_outage_changes: outage.changes,
+    host_outage_lost: outage.lost,
+    host_outage_replayed: outage.replayed,
     baseline_rss_mb: round(baseMemory.rssMb, 1),
     baseline_rss_anon_mb: round(baseMemory.anonMb, 1),
     baseline_cpu_pct_idle: round(baseIdle),
     load_average: round(loadavg()[0], 1),
   };
   if (loss.lost > 0) log(`lost: ${loss.lostExamples.join('; ')}`);
+  if (outage.lost > 0) log(`lost while the host was away: ${outage.lostExamples.join('; ')}`);
   console.log(JSON.stringify(figures));
 } finally {
   await fleet.stop();

@@ -137,6 +137,8 @@ export interface HostOutage {
   reborn_s: number;
   /** DATA messages the host received while it was offline (after every node's NDEATH): should be none. */
   whileOffline: number;
+  /** NDEATHs the host received while it was offline: one per node. */
+  deaths: number;
   changes: number;
   lost: number;
   lostExamples: string[];
@@ -162,11 +164,12 @@ export async function hostOutage(fleet: Fleet, { quietMs = 6000, afterMs = 4000,
   await sleep(quietMs);
   const onAt = Date.now();
   const whileOffline = fleet.host.count((m) => m.receivedAt > lastDeath && m.receivedAt < onAt && m.type.endsWith('DATA'));
+  const deaths = fleet.host.count((m) => m.receivedAt >= offAt && m.receivedAt < onAt && m.type === 'NDEATH');
   await fleet.host.publishState(true);
   const last = await fleet.host.waitForNodes(ids, (m) => m.receivedAt > onAt && isDeviceBirth(m), limitMs, 'DBIRTH after the host came back');
   await untilDrained(nodes, limitMs);
   await sleep(afterMs);
   const to = Date.now() - seenWithin;
   const check = await compare(fleet, nodes, from, to, seenWithin);
-  return { reborn_s: (last - onAt) / 1000, whileOffline, ...check };
+  return { reborn_s: (last - onAt) / 1000, whileOffline, deaths, ...check };
 }

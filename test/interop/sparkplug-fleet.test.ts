@@ -43,6 +43,7 @@ test(`a fleet of ${NODES}: all born, a broker lost, all reborn elsewhere within 
     const outage = await hostOutage(fleet);
     console.log(JSON.stringify({ hostOutage: outage }));
     assert.equal(outage.whileOffline, 0, 'no node sends data while the primary host is offline');
+    assert.equal(outage.deaths, NODES, 'one NDEATH per node as it leaves (its Will is not published too)');
     assert.ok(outage.reborn_s <= 15, `all nodes born again within 15 s of the host's return (${outage.reborn_s} s)`);
     assert.ok(outage.replayed > 0, 'the changes of the quiet time arrive as historical');
     assert.equal(outage.lost, 0, `no change lost over the host's absence: ${outage.lostExamples.join('; ')}`);

@@ -346,7 +346,8 @@ export class EdgeNode {
     if (!client) return;
     this.options.log.info(`Sparkplug: leaving ${this.options.config.servers[this.serverIndex]?.url}: ${reason}`);
     this.goQuiet();
-    void this.publishDeath(client).finally(() => client.end(true));
+    // A DISCONNECT (not a bare close) after our NDEATH, so the broker discards the Will: one NDEATH, not two.
+    void this.publishDeath(client).finally(() => client.end(false));
   }
 
   private publishDeath(client: MqttClient): Promise<void> {

@@ -173,3 +173,36 @@ export async function hostOutage(fleet: Fleet, { quietMs = 6000, afterMs = 4000,
   const check = await compare(fleet, nodes, from, to, seenWithin);
   return { reborn_s: (last - onAt) / 1000, whileOffline, deaths, ...check };
 }
+
+/**
+ * Every daemon in turn stopped (SIGTERM) and started again on the same state
+ * folder, the next one once this one is born again. Afterwards every node
+ * must be online at the host, each NDEATH paired with a birth, and each
+ * node's births must carry a new bdSeq per session (the previous + 1).
+ */
+export async function rollingRestart(fleet: Fleet, { limitMs = 30_000, settleMs = 2000 } = {}): Promise<{ restart_s: number; problems: string[] }> {
+  const nodes = fleet.nodes.filter((node) => node.daemon !== undefined);
+  const t0 = Date.now();
+  for (const node of nodes) {
+    const at = Date.now();
+    await fleet.stopNode(node, 'SIGTERM');
+    await fleet.startNode(node);
+    await fleet.host.waitForNodes([node.id], (m) => m.receivedAt > at && isDeviceBirth(m), limitMs, `${node.id} born again after its restart`);
+  }
+  const restart_s = (Date.now() - t0) / 1000;
+  // Late Wills or deaths would show up now.
+  await sleep(settleMs);
+  const problems: string[] = [];
+  for (const node of nodes) {
+    if (!fleet.host.nodeState(node.id).online) problems.push(`${node.id} shown dead after it came back`);
+    const unpaired = fleet.host.unpairedDeaths(node.id);
+    if (unpaired.length > 0) problems.push(`${node.id}: NDEATH with bdSeq ${unpaired.join(', ')} pairs with no birth`);
+    const births = fleet.host.messages(node.id).filter((m) => m.type === 'NBIRTH' && m.receivedAt >= t0);
+    const before = fleet.host.messages(node.id).filter((m) => m.type === 'NBIRTH' && m.receivedAt < t0).at(-1);
+    const seqOf = (m: HostMessage | undefined) => m?.metrics.find((metric) => metric.name === 'bdSeq')?.value as number | undefined;
+    if (births.length !== 1 || seqOf(births[0]) !== ((seqOf(before) ?? -1) + 1) % 256) {
+      problems.push(`${node.id}: births after the restart with bdSeq ${births.map(seqOf).join(', ')}, before ${seqOf(before)}`);
+    }
+  }
+  return { restart_s, problems };
+}

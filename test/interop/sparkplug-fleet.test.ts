@@ -1,19 +1,21 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Fleet } from '../fleet/fleet.js';
-import { brokerLoss, coldStart, hostOutage } from '../fleet/scenarios.js';
+import { brokerLoss, coldStart, hostOutage, rollingRestart } from '../fleet/scenarios.js';
 
 // A fleet of 20 bundled daemons, 3 Mosquitto brokers and one primary host
 // (Tahu's codec) on all three: cold start, then the broker that a third of
 // the nodes use is killed while the inputs step. Every affected node is
 // reborn on another broker, and every input edge the simulators logged
 // reaches the host, live or replayed. Then the primary host goes offline and
-// online again: every node dies, stays quiet, births again and replays. bench/fleet.mjs runs the same with
+// online again: every node dies, stays quiet, births again and replays. Last,
+// a rolling restart of every daemon: bdSeq pairs, nobody is shown dead after
+// coming back. bench/fleet.mjs runs the same with
 // more nodes and prints the figures.
 
 const NODES = 20;
 
-test(`a fleet of ${NODES}: all born, a broker lost, all reborn elsewhere within 15 s, no change lost; the host offline and back`, { timeout: 300_000 }, async () => {
+test(`a fleet of ${NODES}: all born, a broker lost, all reborn elsewhere within 15 s, no change lost; the host offline and back; a rolling restart`, { timeout: 300_000 }, async () => {
   const fleet = await Fleet.start({ nodes: NODES });
   try {
     const cold = await coldStart(fleet, 90_000);
@@ -51,6 +53,10 @@ test(`a fleet of ${NODES}: all born, a broker lost, all reborn elsewhere within 
       assert.ok(fleet.host.nodeState(node.id).online, `${node.id} is online again at the host`);
       assert.deepEqual(fleet.host.unpairedDeaths(node.id), [], `${node.id}: every NDEATH pairs with a birth`);
     }
+
+    const rolling = await rollingRestart(fleet);
+    console.log(JSON.stringify({ rollingRestart: rolling }));
+    assert.deepEqual(rolling.problems, []);
   } finally {
     await fleet.stop();
   }

@@ -32,6 +32,8 @@ export interface HostMessage {
   metrics: HostMetric[];
   /** Arrival order across all messages. */
   index: number;
+  /** When it arrived (ms, wall clock). */
+  receivedAt: number;
 }
 
 export type CommandMetric = { name?: string; alias?: number; type: string; value: unknown };
@@ -83,6 +85,7 @@ export class TahuHost {
           return item;
         }),
         index: this.counter++,
+        receivedAt: Date.now(),
       };
       if (levels[4] !== undefined) message.device = levels[4];
       if (decoded.timestamp !== undefined && decoded.timestamp !== null) message.timestamp = plain(decoded.timestamp) as number;

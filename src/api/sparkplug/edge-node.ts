@@ -244,6 +244,12 @@ export class EdgeNode {
       if (this.client !== client) return;
       this.client = undefined;
       client.end(true);
+      // Some 3.1.1-only brokers (RabbitMQ before 3.13) drop an MQTT 5 CONNECT without a CONNACK.
+      if (!settled && !this.neverReached && !this.retrySame && !this.mqtt311.has(index)) {
+        this.mqtt311.add(index);
+        this.retrySame = true;
+        log.info(`Sparkplug: ${server.url} closed the connection before accepting MQTT 5; trying MQTT 3.1.1 with it`);
+      }
       this.lost(server.url, settled);
     });
   }
@@ -340,7 +346,8 @@ export class EdgeNode {
     if (!client) return;
     this.options.log.info(`Sparkplug: leaving ${this.options.config.servers[this.serverIndex]?.url}: ${reason}`);
     this.goQuiet();
-    void this.publishDeath(client).finally(() => client.end(true));
+    // A DISCONNECT (not a bare close) after our NDEATH, so the broker discards the Will: one NDEATH, not two.
+    void this.publishDeath(client).finally(() => client.end(false));
   }
 
   private publishDeath(client: MqttClient): Promise<void> {

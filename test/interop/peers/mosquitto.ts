@@ -35,6 +35,11 @@ export class Mosquitto {
     return `mqtt://127.0.0.1:${this.port}`;
   }
 
+  /** The broker's process id while it runs. */
+  get pid(): number | undefined {
+    return this.running ? this.child!.pid : undefined;
+  }
+
   get running(): boolean {
     return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
   }

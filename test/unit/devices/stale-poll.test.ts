@@ -14,10 +14,10 @@ test('a register patched after the read was asked for keeps the patched value; t
   // The write of register 1 is confirmed while the read is on its way.
   cache.patch('holding', 1, [0b10]);
   // The read's reply: the slave's state before the write, and news in register 2.
-  assert.equal(cache.store(0, [0, 0, 7], since), true);
+  assert.equal(cache.store(0, [0, 0, 7], 0, Date.now(), since), true);
   assert.equal(cache.get('holding', 1), 0b10, 'the confirmed write stands');
   assert.equal(cache.get('holding', 2), 7, 'the rest of the reply is taken');
   // The next read, asked for after the patch, is taken whole.
-  cache.store(0, [0, 0b11, 7], cache.mark());
+  cache.store(0, [0, 0b11, 7], 0, Date.now(), cache.mark());
   assert.equal(cache.get('holding', 1), 0b11);
 });

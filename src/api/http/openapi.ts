@@ -16,12 +16,20 @@ const bit: Schema = { type: 'integer', enum: [0, 1] };
 const strings: Schema = { type: 'array', items: string };
 const range: Schema = { type: 'array', items: number, minItems: 2, maxItems: 2 };
 
-/** A device object: EVOK's fields in EVOK's order, `alias` when one is set. */
+/** The meta view's fields (`?meta=1`, `/ws?meta=1`, webhook `meta: true`), after the device's own: see docs/quality.md. */
+const META_FIELDS: Record<string, Schema> = {
+  quality: { enum: ['good', 'stale', 'offline', 'unknown'], description: 'Meta view only: how far the value can be trusted' },
+  ts: { type: ['string', 'null'], description: 'Meta view only: ISO time of the last confirmed read or write' },
+  age_s: { type: ['number', 'null'], description: 'Meta view only: seconds since ts, by the daemon\'s clock' },
+  counter_total: { type: ['integer', 'null'], description: 'Meta view only, DIs: the never-decreasing total of the counter' },
+};
+
+/** A device object: EVOK's fields in EVOK's order, `alias` when one is set, and the meta view's fields when asked for. */
 function device(dev: string | string[], required: Record<string, Schema>, optional: Record<string, Schema> = {}, description?: string): Schema {
   return {
     type: 'object',
     ...(description ? { description } : {}),
-    properties: { dev: Array.isArray(dev) ? { enum: dev } : { const: dev }, circuit: string, ...required, ...optional, alias: string },
+    properties: { dev: Array.isArray(dev) ? { enum: dev } : { const: dev }, circuit: string, ...required, ...optional, alias: string, ...META_FIELDS },
     required: ['dev', 'circuit', ...Object.keys(required)],
     additionalProperties: false,
   };
@@ -86,13 +94,25 @@ const DEVICES: Record<string, Schema> = {
   OneWireBus: device('owbus', { bus: string, scan_interval: number, interval: number, do_scan: boolean, do_reset: boolean }),
   Coil: device(['owpower', 'nv_save'], { value: bit }),
   DeviceInfo: device('device_info', { family: string, model: string, sn: { type: ['string', 'integer', 'null'] }, board_count: integer }),
+  Cover: device(
+    'cover',
+    { position: nullable('integer'), tilt: nullable('integer'), moving: { enum: ['up', 'down', 'stopped', 'unknown'] }, calibrated: boolean, up: string, down: string },
+    {},
+    'iogate\'s own: a blind on an up and a down output (docs/outputs.md). Commands: command=open|close|stop, position=0..100, tilt=0..100.',
+  ),
+  Interlock: device(
+    'interlock',
+    { outputs: { type: 'array', items: string }, dwell_ms: integer, switch_over: boolean, on: { type: 'array', items: string } },
+    {},
+    'iogate\'s own, read-only: an interlock group (docs/outputs.md).',
+  ),
   AliasManager: device('run', {
     save: boolean,
     aliases: { type: 'object', additionalProperties: { type: 'object', properties: { circuit: string, devtype: string }, required: ['circuit', 'devtype'] } },
   }),
 };
 
-const deviceTypes = ['di', 'do', 'ro', 'led', 'ai', 'ao', 'watchdog', 'register', 'data_point', 'modbus_slave', 'sensor', 'owbus', 'owpower', 'nv_save', 'device_info', 'run'];
+const deviceTypes = ['di', 'do', 'ro', 'led', 'ai', 'ao', 'watchdog', 'register', 'data_point', 'modbus_slave', 'sensor', 'owbus', 'owpower', 'nv_save', 'device_info', 'run', 'cover', 'interlock'];
 const alternateNames = ['input', 'digitalinput', 'output', 'digitaloutput', 'relay', 'analoginput', 'analogoutput', 'wd', 'temp', '1wdevice'];
 
 const errorEnvelope: Schema = {

@@ -132,7 +132,8 @@ export class Fleet {
     const configFile = join(node.dir, 'config.yaml');
     writeFileSync(configFile, this.config(node, sparkplug));
     this.started.add(node);
-    node.daemon = await spawnDaemon(['--config', configFile], { cwd: node.dir });
+    // The fleet speaks MQTT only: no validating HTTP proxies (two per daemon) in front of a hundred daemons.
+    node.daemon = await spawnDaemon(['--config', configFile], { cwd: node.dir, tap: false });
     live.add(node.daemon.child);
   }
 

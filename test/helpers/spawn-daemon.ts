@@ -34,6 +34,7 @@ export async function spawnDaemon(
     bundle = BUNDLE,
     nodeOptions = [],
     filePort = false,
+    tap = true,
   }: {
     node?: string;
     cwd?: string;
@@ -41,6 +42,8 @@ export async function spawnDaemon(
     /** node's own flags, before the bundle */ nodeOptions?: string[];
     /** No `--port 0`: the daemon listens on the file's port (a test that changes it by a reload). */
     filePort?: boolean;
+    /** false: no validating proxies in front of it, for daemons whose HTTP API the test does not use (a fleet of them). */
+    tap?: boolean;
   } = {},
 ): Promise<SpawnedDaemon> {
   assertConfinedArgs(args);
@@ -57,14 +60,14 @@ export async function spawnDaemon(
     child.once('exit', (code) => reject(new Error(`daemon exited with ${code} before listening:\n${output}`)));
   });
   const baseUrl = await listening;
-  const tap = await startTap(baseUrl).catch((error: Error) => {
+  const proxy = await (tap ? startTap(baseUrl) : Promise.resolve({ url: baseUrl, stop: async () => {} })).catch((error: Error) => {
     child.kill('SIGKILL');
     throw error;
   });
   return {
     child,
     baseUrl,
-    apiUrl: tap.url,
+    apiUrl: proxy.url,
     output: () => output,
     async stop(signal = 'SIGTERM') {
       let code = child.exitCode;
@@ -73,7 +76,7 @@ export async function spawnDaemon(
         [code] = (await once(child, 'exit')) as [number | null];
       }
       // Throws when iogate's OpenAPI document was violated by what went through the tap.
-      await tap.stop();
+      await proxy.stop();
       return code;
     },
   };

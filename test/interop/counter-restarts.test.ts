@@ -261,7 +261,10 @@ test(`counter_total across ${RESTARTS} SIGKILLs, a wrap and two power cycles: ne
       `lost ${lost} (${losses.join('; ') || 'none'}), largest drop seen ${largestDrop}, final ${final}; ` +
       `save interval ${SAVE_INTERVAL_S} s; the power cycle while down: ${downtimeCycle}\n`,
   );
-  assert.equal(lost, expectedLoss, `lost ${lost} pulses; the documented bound allows exactly ${expectedLoss} here: ${losses.join('; ')}`);
+  // Within the bound, never past it; and never a pulse counted that did not happen. A wrap while
+  // the daemon was down may be read as the wrap it was (nothing lost) or as a reset (the bound).
+  assert.ok(lost >= 0, `counted ${-lost} pulses that never happened`);
+  assert.ok(lost <= expectedLoss, `lost ${lost} pulses; the documented bound allows ${expectedLoss} here: ${losses.join('; ')}`);
   assert.equal(afterClean, final, 'nothing lost across a clean stop');
   assert.ok(final > WRAP, 'the counter wrapped and the total went past 2^32');
 });

@@ -19,6 +19,14 @@ import type { Topics } from './topics.js';
 /** Commands one device may have queued; a client flooding one output gets refusals, not a growing queue. */
 const MAX_QUEUED_PER_DEVICE = 32;
 
+/**
+ * The longest `<dev>/<circuit>` that is answered. A command topic is echoed in
+ * its answer's topic and error text, so a client publishing to ever new long
+ * topics would otherwise make ever new packet sizes, and the MQTT client keeps
+ * one encoded length per size it ever sent. No type with an alias comes near.
+ */
+export const MAX_COMMAND_PATH = 256;
+
 export interface CommandHandlerOptions {
   sink: MqttSink;
   topics: Topics;
@@ -36,6 +44,10 @@ export class CommandHandler {
   handle(topic: string, payload: Buffer, retained: boolean): void {
     const path = this.options.topics.commandPath(topic);
     if (path === undefined) return;
+    if (path.length > MAX_COMMAND_PATH) {
+      this.options.log.debug(`MQTT: command topic of ${path.length} characters after cmd/ ignored (at most ${MAX_COMMAND_PATH})`);
+      return;
+    }
     try {
       // A retained command would be carried out again on every reconnect.
       if (retained) throw new RequestError(400, 'RetainedCommand', 'retained commands are ignored; publish commands without the retain flag');

@@ -104,6 +104,22 @@ describe('refused commands are answered too', () => {
     }
   });
 
+  test('a command topic longer than the bound gets no answer, one at the bound does', async () => {
+    // Echoing ever new long topics would make ever new packet sizes (see MAX_COMMAND_PATH).
+    const atBound = `do/${'x'.repeat(253)}`;
+    assert.equal(atBound.length, 256);
+    const answered = await command(atBound, '1');
+    assert.match(answered.errors.Exception, /xxxx/);
+    client.forget();
+    const tooLong = `do/${'y'.repeat(254)}`;
+    await client.publish(`plc/cmd/${tooLong}`, '1', { qos: 1 });
+    // Handled in order: once the next command's answer is here, the long one's would be too.
+    await client.publish('plc/cmd/do/9_98', '1', { qos: 1 });
+    const next = JSON.parse((await client.waitFor('plc/ack/do/9_98')).text);
+    assert.match(next.errors.Exception, /9_98/, 'the client is still answered');
+    assert.equal(client.received.filter((m) => m.topic === `plc/ack/${tooLong}`).length, 0);
+  });
+
   test('payloads that are neither a JSON object nor a plain switch word', async () => {
     for (const payload of ['maybe', '[1]', 'null', '', '{"value": ']) {
       const ack = await command('do/1_01', payload);

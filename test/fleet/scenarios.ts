@@ -206,3 +206,97 @@ export async function rollingRestart(fleet: Fleet, { limitMs = 30_000, settleMs 
   }
   return { restart_s, problems };
 }
+
+export interface Partition {
+  /** bdSeq of the session that was cut, and of the NDEATH the host got for it (its Will). */
+  diedBdSeq: number | undefined;
+  deathBdSeq: number | undefined;
+  /** bdSeq of the NBIRTH after the link came back; each CONNECT tried during the cut takes a number. */
+  rebornBdSeq: number | undefined;
+  /** Link cut → that NDEATH at the host (the broker's keep alive ran out). */
+  death_s: number;
+  /** Link cut → the node's own log says it lost the server (its keep alive ran out). */
+  noticed_s: number;
+  /** How long the link was down. */
+  cut_s: number;
+  /** Link restored → NBIRTH and DBIRTH at the host. */
+  reborn_s: number;
+  /** Input edges the simulator logged from the cut until the rebirth, and over the whole window. */
+  windowChanges: number;
+  changes: number;
+  lost: number;
+  lostExamples: string[];
+  replayed: number;
+  /** The node is shown online at the host at the end, and every NDEATH pairs with a birth. */
+  online: boolean;
+  unpaired: number[];
+}
+
+/**
+ * The partitioned node (Fleet `partition`) is born, its inputs step, then
+ * its link is cut: no packet passes and neither side is told. Both sides
+ * must notice through their keep alive: the broker publishes the node's Will
+ * (NDEATH with the bdSeq of the cut session) and the node goes quiet,
+ * buffering its changes, and walks its server list. Once both have happened
+ * the link is restored; the node must be born again (NBIRTH, DBIRTH) and
+ * replay, and every input edge of the window must reach the host.
+ */
+export async function partition(fleet: Fleet, { beforeMs = 3000, afterMs = 3000, limitMs = 30_000 } = {}): Promise<Partition> {
+  const node = fleet.partitioned;
+  const link = fleet.link;
+  if (!node || !link) throw new Error('the fleet was started without `partition`');
+  const seenWithin = Math.round(fleet.options.toggleMs * 1.5);
+  const id = node.id;
+  if (!node.daemon) {
+    const at = Date.now();
+    await fleet.startNode(node);
+    await fleet.host.waitForNodes([id], (m) => m.receivedAt > at && isDeviceBirth(m), limitMs, `${id} born`);
+  }
+  const from = Date.now();
+  await sleep(beforeMs);
+  const diedBdSeq = fleet.host.nodeState(id).bdSeq;
+  const losses = () => (node.daemon!.output().match(/Sparkplug: lost /g) ?? []).length;
+  const lossesBefore = losses();
+  const cutAt = Date.now();
+  link.cut();
+  let restoreAt: number;
+  let noticedAt: number;
+  try {
+    // Watched from the cut on, beside the wait for the Will: either side may notice first.
+    const deadline = cutAt + limitMs;
+    const noticed = (async () => {
+      while (losses() === lossesBefore && Date.now() < deadline) await sleep(20);
+      return Date.now();
+    })();
+    const deathAt = await fleet.host.waitForNodes([id], (m) => m.receivedAt > cutAt && m.type === 'NDEATH', limitMs, `${id}'s Will after the cut`);
+    noticedAt = await noticed;
+    if (losses() === lossesBefore) throw new Error(`${id} did not notice the cut within ${limitMs} ms`);
+    restoreAt = Date.now();
+    link.restore();
+    const death = fleet.host.messages(id).find((m) => m.receivedAt > cutAt && m.type === 'NDEATH')!;
+    const rebornAt = await fleet.host.waitForNodes([id], (m) => m.receivedAt > restoreAt && isDeviceBirth(m), limitMs, `${id} born again after the link came back`);
+    const birth = fleet.host.messages(id).find((m) => m.receivedAt > restoreAt && m.type === 'NBIRTH');
+    await untilDrained([node], limitMs);
+    await sleep(afterMs);
+    const to = Date.now() - seenWithin;
+    const check = await compare(fleet, [node], from, to, seenWithin);
+    const windowChanges = (await fleet.edges(node, cutAt)).filter((edge) => edge.address === 0 && edge.at <= rebornAt).length;
+    const bdSeqOf = (m: HostMessage | undefined) => m?.metrics.find((metric) => metric.name === 'bdSeq')?.value as number | undefined;
+    return {
+      diedBdSeq,
+      deathBdSeq: bdSeqOf(death),
+      rebornBdSeq: bdSeqOf(birth),
+      death_s: (deathAt - cutAt) / 1000,
+      noticed_s: (noticedAt - cutAt) / 1000,
+      cut_s: (restoreAt - cutAt) / 1000,
+      reborn_s: (rebornAt - restoreAt) / 1000,
+      windowChanges,
+      ...check,
+      online: fleet.host.nodeState(id).online,
+      unpaired: fleet.host.unpairedDeaths(id),
+    };
+  } finally {
+    // Never leave the link down, whatever failed.
+    link.restore();
+  }
+}

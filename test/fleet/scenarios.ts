@@ -106,10 +106,17 @@ async function untilDrained(nodes: readonly FleetNode[], limitMs: number): Promi
 /**
  * Every digital input edge a simulator logged for a node's unit between
  * `from` and `to` must be in the host's history of that input: a DDATA
- * metric (live or historical) with the same value, stamped within
- * `seenWithin` ms after the edge.
+ * metric (live or historical; with `births`, also a DBIRTH) with the same
+ * value, stamped within `seenWithin` ms after the edge.
  */
-export async function compare(fleet: Fleet, nodes: readonly FleetNode[], from: number, to: number, seenWithin: number): Promise<{ changes: number; lost: number; replayed: number; lostExamples: string[] }> {
+export async function compare(
+  fleet: Fleet,
+  nodes: readonly FleetNode[],
+  from: number,
+  to: number,
+  seenWithin: number,
+  { births = false }: { /** A DBIRTH's value counts too (edges made while the daemon was down). */ births?: boolean } = {},
+): Promise<{ changes: number; lost: number; replayed: number; lostExamples: string[] }> {
   let changes = 0;
   let lost = 0;
   let replayed = 0;
@@ -119,7 +126,7 @@ export async function compare(fleet: Fleet, nodes: readonly FleetNode[], from: n
     changes += edges.length;
     for (let bit = 0; bit < 4; bit++) {
       const name = `di/1_0${bit + 1}/value`;
-      const history = fleet.host.history(node.id, '1', name).filter((sample) => sample.type === 'DDATA');
+      const history = fleet.host.history(node.id, '1', name).filter((sample) => sample.type === 'DDATA' || (births && sample.type === 'DBIRTH'));
       for (const edge of edges.filter((e) => e.bit === bit)) {
         const match = history.find((sample) => sample.value === edge.on && sample.timestamp >= edge.at && sample.timestamp <= edge.at + seenWithin);
         if (!match) {
@@ -174,37 +181,69 @@ export async function hostOutage(fleet: Fleet, { quietMs = 6000, afterMs = 4000,
   return { reborn_s: (last - onAt) / 1000, whileOffline, deaths, ...check };
 }
 
+export interface RollingRestart {
+  /** First stop → last node born again. */
+  restart_s: number;
+  /** Per node, SIGTERM → its DBIRTH at the host: mean and max. */
+  node_mean_s: number;
+  node_max_s: number;
+  /** Nodes shown dead at the host after they came back (a late Will), and other bdSeq pairing defects. */
+  deadAfterBack: number;
+  pairingProblems: number;
+  problems: string[];
+  /** Input edges over the window, and those the host never learnt (neither by DDATA nor by the value in a DBIRTH). */
+  changes: number;
+  lost: number;
+  lostExamples: string[];
+}
+
 /**
  * Every daemon in turn stopped (SIGTERM) and started again on the same state
- * folder, the next one once this one is born again. Afterwards every node
- * must be online at the host, each NDEATH paired with a birth, and each
- * node's births must carry a new bdSeq per session (the previous + 1).
+ * folder, the next one once this one is born again, while the inputs step.
+ * Afterwards every node must be online at the host, each NDEATH paired with
+ * a birth, and each node's births must carry a new bdSeq per session (the
+ * previous + 1). An input edge made while a daemon was down reaches the host
+ * as the value in its DBIRTH, so births count in the lookup.
  */
-export async function rollingRestart(fleet: Fleet, { limitMs = 30_000, settleMs = 2000 } = {}): Promise<{ restart_s: number; problems: string[] }> {
+export async function rollingRestart(fleet: Fleet, { limitMs = 30_000, settleMs = 2000 } = {}): Promise<RollingRestart> {
+  const seenWithin = Math.round(fleet.options.toggleMs * 1.5);
   const nodes = fleet.nodes.filter((node) => node.daemon !== undefined);
   const t0 = Date.now();
+  const perNode: number[] = [];
   for (const node of nodes) {
     const at = Date.now();
     await fleet.stopNode(node, 'SIGTERM');
     await fleet.startNode(node);
-    await fleet.host.waitForNodes([node.id], (m) => m.receivedAt > at && isDeviceBirth(m), limitMs, `${node.id} born again after its restart`);
+    const born = await fleet.host.waitForNodes([node.id], (m) => m.receivedAt > at && isDeviceBirth(m), limitMs, `${node.id} born again after its restart`);
+    perNode.push((born - at) / 1000);
   }
   const restart_s = (Date.now() - t0) / 1000;
   // Late Wills or deaths would show up now.
-  await sleep(settleMs);
+  await sleep(Math.max(settleMs, seenWithin));
   const problems: string[] = [];
+  let deadAfterBack = 0;
+  let pairingProblems = 0;
   for (const node of nodes) {
-    if (!fleet.host.nodeState(node.id).online) problems.push(`${node.id} shown dead after it came back`);
+    if (!fleet.host.nodeState(node.id).online) {
+      deadAfterBack++;
+      problems.push(`${node.id} shown dead after it came back`);
+    }
     const unpaired = fleet.host.unpairedDeaths(node.id);
-    if (unpaired.length > 0) problems.push(`${node.id}: NDEATH with bdSeq ${unpaired.join(', ')} pairs with no birth`);
+    if (unpaired.length > 0) {
+      pairingProblems++;
+      problems.push(`${node.id}: NDEATH with bdSeq ${unpaired.join(', ')} pairs with no birth`);
+    }
     const births = fleet.host.messages(node.id).filter((m) => m.type === 'NBIRTH' && m.receivedAt >= t0);
     const before = fleet.host.messages(node.id).filter((m) => m.type === 'NBIRTH' && m.receivedAt < t0).at(-1);
     const seqOf = (m: HostMessage | undefined) => m?.metrics.find((metric) => metric.name === 'bdSeq')?.value as number | undefined;
     if (births.length !== 1 || seqOf(births[0]) !== ((seqOf(before) ?? -1) + 1) % 256) {
+      pairingProblems++;
       problems.push(`${node.id}: births after the restart with bdSeq ${births.map(seqOf).join(', ')}, before ${seqOf(before)}`);
     }
   }
-  return { restart_s, problems };
+  const check = await compare(fleet, nodes, t0, Date.now() - seenWithin, seenWithin, { births: true });
+  const mean = perNode.reduce((a, b) => a + b, 0) / Math.max(1, perNode.length);
+  return { restart_s, node_mean_s: mean, node_max_s: Math.max(0, ...perNode), deadAfterBack, pairingProblems, problems, changes: check.changes, lost: check.lost, lostExamples: check.lostExamples };
 }
 
 export interface Partition {

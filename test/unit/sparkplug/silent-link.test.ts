@@ -1,14 +1,9 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { after, test } from 'node:test';
 import type { MqttClient } from 'mqtt';
-import type { EdgeNode } from '../../../src/api/sparkplug/edge-node.js';
 import { UnconfirmedTail } from '../../../src/api/sparkplug/unconfirmed.js';
-import type { Gate } from '../../helpers/in-process.js';
-import { TestBroker } from '../../helpers/mqtt-broker.js';
-import { startEdgeGate } from '../../helpers/sparkplug-gate.js';
-import { TahuHost } from '../../helpers/sparkplug-host.js';
+import { BrokerFront } from '../../helpers/broker-front.js';
 
 // A link that goes silent (a cut cable, a network partition): nothing passes
 // either way and neither end is told. DATA is QoS 0, so a change the node
@@ -18,41 +13,23 @@ import { TahuHost } from '../../helpers/sparkplug-host.js';
 // real broker (aedes) that stops relaying without closing anything.
 
 const NODE = 'cut1';
-const sockets = new Set<Socket>();
-let relay: ReturnType<typeof createServer> | undefined;
-let broker: TestBroker | undefined;
-let host: TahuHost | undefined;
-let gate: Gate | undefined;
-let node: EdgeNode | undefined;
+let front: BrokerFront | undefined;
 
 after(async () => {
-  await node?.stop();
-  await gate?.close();
-  await host?.close();
-  for (const socket of sockets) socket.destroy();
-  await new Promise<void>((resolve) => (relay ? relay.close(() => resolve()) : resolve()));
-  await broker?.stop();
+  await front?.stop();
 });
 
 test('a change sent into a link that went silent is replayed as historical after the birth on the next server', { timeout: 30_000 }, async () => {
-  broker = await TestBroker.start();
-  host = await TahuHost.connect(broker.url, 'plant');
   let silent = false;
-  relay = createServer((socket) => {
-    const upstream = connect(broker!.port, '127.0.0.1');
-    for (const end of [socket, upstream]) {
-      sockets.add(end);
-      end.on('error', () => undefined);
-      end.once('close', () => sockets.delete(end));
-    }
+  front = await BrokerFront.start((socket, connectUpstream) => {
+    const upstream = connectUpstream();
     socket.on('data', (data) => silent || upstream.write(data));
     upstream.on('data', (data) => silent || socket.write(data));
     socket.once('close', () => upstream.destroy());
     upstream.once('close', () => socket.destroy());
   });
-  await new Promise<void>((resolve) => relay!.listen(0, '127.0.0.1', resolve));
-  const relayUrl = `mqtt://127.0.0.1:${(relay.address() as AddressInfo).port}`;
-  ({ gate, node } = await startEdgeGate(relayUrl, NODE, { moreServers: [broker.url], keepalive: 1 }));
+  const { host } = front;
+  const { gate, node } = await front.startNode(NODE, { moreServers: [front.broker.url], keepalive: 1 });
   const isOf = (type: string) => (m: { edgeNode: string; type: string }) => m.edgeNode === NODE && m.type === type;
   await host.waitFor(isOf('DBIRTH'), 10_000, 'the first DBIRTH');
   const alias = host.aliases(NODE, '1').get('di/1_01/value')!;

@@ -9,6 +9,8 @@
 //   birth_s            first daemon spawned → NBIRTH and DBIRTH of all N at the host
 //   reborn_s           broker killed → every affected node's NBIRTH and DBIRTH on another broker
 //   changes, lost      input edges the simulators logged over the broker-loss window, and those the host lacks
+//                      (no DDATA of that value within 1.5 input periods); *late: of those lost, the ones that
+//                      reached the host later (before the input's next edge to that value): a starved machine
 //   rss_mb_per_node    mean VmRSS of a daemon (rss_anon_mb_per_node: its own part, RssAnon)
 //   cpu_pct_per_node_idle, cpu_pct_per_node_storm
 //                      mean share of one core per daemon: inputs stepping, no failure; then from the
@@ -115,6 +117,7 @@ try {
     reborn_s: round(loss.reborn_s),
     changes: loss.changes,
     lost: loss.lost,
+    late: loss.late,
     replayed: loss.replayed,
     rss_mb_per_node: round(mean(memory.map((m) => m.rssMb)), 1),
     rss_anon_mb_per_node: round(mean(memory.map((m) => m.anonMb)), 1),
@@ -126,6 +129,7 @@ try {
     host_reborn_s: round(outage.reborn_s),
     host_outage_changes: outage.changes,
     host_outage_lost: outage.lost,
+    host_outage_late: outage.late,
     host_outage_replayed: outage.replayed,
     restart_s: round(rolling.restart_s),
     restart_node_mean_s: round(rolling.node_mean_s),
@@ -134,6 +138,7 @@ try {
     restart_dead_after_back: rolling.deadAfterBack,
     restart_changes: rolling.changes,
     restart_lost: rolling.lost,
+    restart_late: rolling.late,
     ...(cut
       ? {
           partition_death_s: round(cut.death_s),
@@ -145,6 +150,7 @@ try {
           partition_changes: cut.windowChanges,
           partition_replayed: cut.replayed,
           partition_lost: cut.lost,
+          partition_late: cut.late,
         }
       : { partition_skipped: noNetns }),
     baseline_rss_mb: round(baseMemory.rssMb, 1),

@@ -28,6 +28,8 @@ export interface BrokerLoss {
   changes: number;
   /** Of those, edges the host never got (no DDATA of that input with that value, stamped just after). */
   lost: number;
+  /** Of the lost, those that reached the host later than the lookup allows. */
+  late: number;
   lostExamples: string[];
   /** Edges that reached the host as historical (replayed) DDATA. */
   replayed: number;
@@ -107,7 +109,10 @@ async function untilDrained(nodes: readonly FleetNode[], limitMs: number): Promi
  * Every digital input edge a simulator logged for a node's unit between
  * `from` and `to` must be in the host's history of that input: a DDATA
  * metric (live or historical; with `births`, also a DBIRTH) with the same
- * value, stamped within `seenWithin` ms after the edge.
+ * value, stamped within `seenWithin` ms after the edge. An edge without one
+ * is lost; `late` counts those of them that did reach the host, only later
+ * (a sample with that value before the input's next edge to the same value:
+ * a starved machine, not a missing change).
  */
 export async function compare(
   fleet: Fleet,
@@ -116,13 +121,15 @@ export async function compare(
   to: number,
   seenWithin: number,
   { births = false }: { /** A DBIRTH's value counts too (edges made while the daemon was down). */ births?: boolean } = {},
-): Promise<{ changes: number; lost: number; replayed: number; lostExamples: string[] }> {
+): Promise<{ changes: number; lost: number; late: number; replayed: number; lostExamples: string[] }> {
   let changes = 0;
   let lost = 0;
+  let late = 0;
   let replayed = 0;
   const lostExamples: string[] = [];
   for (const node of nodes) {
-    const edges = (await fleet.edges(node, from)).filter((edge) => edge.address === 0 && edge.at <= to);
+    const logged = (await fleet.edges(node, from)).filter((edge) => edge.address === 0);
+    const edges = logged.filter((edge) => edge.at <= to);
     changes += edges.length;
     for (let bit = 0; bit < 4; bit++) {
       const name = `di/1_0${bit + 1}/value`;
@@ -131,12 +138,14 @@ export async function compare(
         const match = history.find((sample) => sample.value === edge.on && sample.timestamp >= edge.at && sample.timestamp <= edge.at + seenWithin);
         if (!match) {
           lost++;
+          const next = logged.find((e) => e.bit === bit && e.on === edge.on && e.at > edge.at)?.at ?? Infinity;
+          if (history.some((sample) => sample.value === edge.on && sample.timestamp > edge.at + seenWithin && sample.timestamp < next)) late++;
           if (lostExamples.length < 10) lostExamples.push(`${node.id} ${name} → ${edge.on} at ${new Date(edge.at).toISOString()}`);
         } else if (match.historical) replayed++;
       }
     }
   }
-  return { changes, lost, replayed, lostExamples };
+  return { changes, lost, late, replayed, lostExamples };
 }
 
 export interface HostOutage {
@@ -148,6 +157,8 @@ export interface HostOutage {
   deaths: number;
   changes: number;
   lost: number;
+  /** Of the lost, those that reached the host later than the lookup allows. */
+  late: number;
   lostExamples: string[];
   replayed: number;
 }
@@ -191,9 +202,10 @@ export interface RollingRestart {
   deadAfterBack: number;
   pairingProblems: number;
   problems: string[];
-  /** Input edges over the window, and those the host never learnt (neither by DDATA nor by the value in a DBIRTH). */
+  /** Input edges over the window, and those the host did not learn in time (neither by DDATA nor by the value in a DBIRTH); `late`: of those, learnt later. */
   changes: number;
   lost: number;
+  late: number;
   lostExamples: string[];
 }
 
@@ -243,7 +255,7 @@ export async function rollingRestart(fleet: Fleet, { limitMs = 30_000, settleMs 
   }
   const check = await compare(fleet, nodes, t0, Date.now() - seenWithin, seenWithin, { births: true });
   const mean = perNode.reduce((a, b) => a + b, 0) / Math.max(1, perNode.length);
-  return { restart_s, node_mean_s: mean, node_max_s: Math.max(0, ...perNode), deadAfterBack, pairingProblems, problems, changes: check.changes, lost: check.lost, lostExamples: check.lostExamples };
+  return { restart_s, node_mean_s: mean, node_max_s: Math.max(0, ...perNode), deadAfterBack, pairingProblems, problems, changes: check.changes, lost: check.lost, late: check.late, lostExamples: check.lostExamples };
 }
 
 export interface Partition {
@@ -264,6 +276,8 @@ export interface Partition {
   windowChanges: number;
   changes: number;
   lost: number;
+  /** Of the lost, those that reached the host later than the lookup allows. */
+  late: number;
   lostExamples: string[];
   replayed: number;
   /** The node is shown online at the host at the end, and every NDEATH pairs with a birth. */

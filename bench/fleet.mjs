@@ -161,7 +161,14 @@ try {
   if (loss.lost > 0) log(`lost: ${loss.lostExamples.join('; ')}`);
   if (outage.lost > 0) log(`lost while the host was away: ${outage.lostExamples.join('; ')}`);
   if (rolling.problems.length > 0) log(`rolling restart: ${rolling.problems.slice(0, 10).join('; ')}`);
-  if (rolling.lost > 0) log(`lost over the rolling restart: ${rolling.lostExamples.join('; ')}`);
+  if (rolling.lost > 0) {
+    log(`lost over the rolling restart: ${rolling.lostExamples.join('; ')}`);
+    // What those daemons said (a board that stopped answering in time shows here).
+    for (const id of new Set(rolling.lostExamples.map((line) => line.split(' ')[0]))) {
+      const said = fleet.nodes.find((node) => node.id === id)?.daemon?.output().split('\n').filter((line) => /^(WARNING|ERROR)/.test(line)) ?? [];
+      log(`  ${id}: ${said.slice(-4).join(' | ') || 'no warning'}`);
+    }
+  }
   if (cut && cut.lost > 0) log(`lost over the partition: ${cut.lostExamples.join('; ')}`);
   console.log(JSON.stringify(figures));
 } finally {

@@ -1,12 +1,16 @@
 // `npm run bench:fleet -- --nodes N` (default 100): a fleet of N bundled edge
 // nodes, 3 Mosquitto brokers and one primary host on all three
-// (test/fleet/), through the cold-start and broker-loss scenarios of
-// test/fleet/scenarios.ts. Needs /usr/sbin/mosquitto; run after node build.mjs.
+// (test/fleet/), through the scenarios of test/fleet/scenarios.ts: cold
+// start, broker loss, host offline and back, rolling restart and (as root)
+// the network partition of one more node. Needs /usr/sbin/mosquitto; run
+// after node build.mjs.
 //
 // Figures, ending with one JSON line:
 //   birth_s            first daemon spawned → NBIRTH and DBIRTH of all N at the host
 //   reborn_s           broker killed → every affected node's NBIRTH and DBIRTH on another broker
 //   changes, lost      input edges the simulators logged over the broker-loss window, and those the host lacks
+//                      (no DDATA of that value within 1.5 input periods); *late: of those lost, the ones that
+//                      reached the host later (before the input's next edge to that value): a starved machine
 //   rss_mb_per_node    mean VmRSS of a daemon (rss_anon_mb_per_node: its own part, RssAnon)
 //   cpu_pct_per_node_idle, cpu_pct_per_node_storm
 //                      mean share of one core per daemon: inputs stepping, no failure; then from the
@@ -15,6 +19,21 @@
 //   host_reborn_s, host_outage_lost, host_outage_replayed
 //                      the primary host offline for 6 s, then online: → every node born again; input
 //                      edges of that window missing at the host, and those replayed as historical
+//   restart_s, restart_node_mean_s, restart_node_max_s
+//                      rolling restart (SIGTERM, start again, next once born) of all N: total, and per node
+//                      from its SIGTERM to its DBIRTH at the host
+//   restart_pairing_problems, restart_dead_after_back, restart_changes, restart_lost
+//                      nodes whose births after it do not carry the next bdSeq or whose NDEATH pairs with
+//                      no birth; nodes shown dead after they came back; input edges over the window and
+//                      those the host never learnt (by DDATA, or by a DBIRTH for edges while a daemon was down)
+//   partition_death_s, partition_noticed_s, partition_cut_s, partition_reborn_s
+//                      one more node in its own network namespace, its veth cut: → its Will (NDEATH) at the
+//                      host; → the node's own log says it lost the server; how long the link was down;
+//                      link restored → NBIRTH and DBIRTH at the host (keep alive 2 s on that node)
+//   partition_bdseq    bdSeq of the cut session → of the birth after it
+//   partition_changes, partition_replayed, partition_lost
+//                      input edges from the cut to the rebirth; edges of the whole window replayed as
+//                      historical, and lost. Without root or `ip netns`: partition_skipped says why
 //   baseline_*         the same daemon and board with apis.sparkplug off, run beside the fleet,
 //                      so the per-node figures can be read as a ratio on a machine that may be shared
 import { parseArgs } from 'node:util';
@@ -22,7 +41,8 @@ import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { cpuSeconds, log, memoryOf } from './common.mjs';
 import { Fleet } from '../test/fleet/fleet.ts';
-import { brokerLoss, coldStart, hostOutage } from '../test/fleet/scenarios.ts';
+import { NetnsLink } from '../test/fleet/netns.ts';
+import { brokerLoss, coldStart, hostOutage, partition, rollingRestart } from '../test/fleet/scenarios.ts';
 
 const { values } = parseArgs({ options: { nodes: { type: 'string', default: '100' }, 'idle-s': { type: 'string', default: '15' } } });
 const NODES = Number(values.nodes);
@@ -36,7 +56,9 @@ const cpuOf = (pids) => pids.map((pid) => cpuSeconds(pid));
 /** Mean share of one core per process between two cpuOf() readings `seconds` apart, %. */
 const cpuPercent = (before, after, seconds) => (mean(after.map((cpu, i) => cpu - before[i])) / seconds) * 100;
 
-const fleet = await Fleet.start({ nodes: NODES + 1, log });
+const noNetns = NetnsLink.unavailable();
+if (noNetns) log(`network partition skipped: ${noNetns}`);
+const fleet = await Fleet.start({ nodes: NODES + 1, log, partition: noNetns === undefined });
 try {
   // The last node runs without Sparkplug: the baseline.
   const baseline = fleet.nodes.pop();
@@ -79,6 +101,13 @@ try {
   const stormMessages = fleet.host.count((m) => m.receivedAt >= loss.storm.from && m.receivedAt <= loss.storm.to);
   log('host offline and back…');
   const outage = await hostOutage(fleet, { limitMs: 120_000 });
+  log('rolling restart…');
+  const rolling = await rollingRestart(fleet, { limitMs: 120_000 });
+  let cut;
+  if (!noNetns) {
+    log('network partition of one node…');
+    cut = await partition(fleet, { limitMs: 60_000 });
+  }
   const round = (x, digits = 2) => Math.round(x * 10 ** digits) / 10 ** digits;
   const figures = {
     nodes: NODES,
@@ -88,6 +117,7 @@ try {
     reborn_s: round(loss.reborn_s),
     changes: loss.changes,
     lost: loss.lost,
+    late: loss.late,
     replayed: loss.replayed,
     rss_mb_per_node: round(mean(memory.map((m) => m.rssMb)), 1),
     rss_anon_mb_per_node: round(mean(memory.map((m) => m.anonMb)), 1),
@@ -99,7 +129,30 @@ try {
     host_reborn_s: round(outage.reborn_s),
     host_outage_changes: outage.changes,
     host_outage_lost: outage.lost,
+    host_outage_late: outage.late,
     host_outage_replayed: outage.replayed,
+    restart_s: round(rolling.restart_s),
+    restart_node_mean_s: round(rolling.node_mean_s),
+    restart_node_max_s: round(rolling.node_max_s),
+    restart_pairing_problems: rolling.pairingProblems,
+    restart_dead_after_back: rolling.deadAfterBack,
+    restart_changes: rolling.changes,
+    restart_lost: rolling.lost,
+    restart_late: rolling.late,
+    ...(cut
+      ? {
+          partition_death_s: round(cut.death_s),
+          partition_noticed_s: round(cut.noticed_s),
+          partition_cut_s: round(cut.cut_s),
+          partition_reborn_s: round(cut.reborn_s),
+          partition_bdseq: `${cut.diedBdSeq}→${cut.rebornBdSeq}`,
+          partition_death_bdseq_matches: cut.deathBdSeq === cut.diedBdSeq,
+          partition_changes: cut.windowChanges,
+          partition_replayed: cut.replayed,
+          partition_lost: cut.lost,
+          partition_late: cut.late,
+        }
+      : { partition_skipped: noNetns }),
     baseline_rss_mb: round(baseMemory.rssMb, 1),
     baseline_rss_anon_mb: round(baseMemory.anonMb, 1),
     baseline_cpu_pct_idle: round(baseIdle),
@@ -107,6 +160,16 @@ try {
   };
   if (loss.lost > 0) log(`lost: ${loss.lostExamples.join('; ')}`);
   if (outage.lost > 0) log(`lost while the host was away: ${outage.lostExamples.join('; ')}`);
+  if (rolling.problems.length > 0) log(`rolling restart: ${rolling.problems.slice(0, 10).join('; ')}`);
+  if (rolling.lost > 0) {
+    log(`lost over the rolling restart: ${rolling.lostExamples.join('; ')}`);
+    // What those daemons said (a board that stopped answering in time shows here).
+    for (const id of new Set(rolling.lostExamples.map((line) => line.split(' ')[0]))) {
+      const said = fleet.nodes.find((node) => node.id === id)?.daemon?.output().split('\n').filter((line) => /^(WARNING|ERROR)/.test(line)) ?? [];
+      log(`  ${id}: ${said.slice(-4).join(' | ') || 'no warning'}`);
+    }
+  }
+  if (cut && cut.lost > 0) log(`lost over the partition: ${cut.lostExamples.join('; ')}`);
   console.log(JSON.stringify(figures));
 } finally {
   await fleet.stop();

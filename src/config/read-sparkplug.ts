@@ -29,6 +29,7 @@ export function readSparkplug(section: ConfigSection, baseDir: string): Sparkplu
     groupId,
     servers,
     write: section.boolean('write', false),
+    keepaliveS: section.integer('keepalive', 30, 1, 65535),
     storeForward: {
       memoryMb: storeForward.number('memory_mb', 8, 0),
       file: storeForward.boolean('file', false),

@@ -137,6 +137,8 @@ export interface SparkplugConfig {
   primaryHostId?: string;
   /** Whether NCMD/DCMD may write outputs. */
   write: boolean;
+  /** MQTT keep alive, s: a silent link (no close, no reset) is noticed after about 1.5 times this, by the broker (the Will) and by us. */
+  keepaliveS: number;
   storeForward: { memoryMb: number; file: boolean; maxAgeS: number };
 }
 

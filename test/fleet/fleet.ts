@@ -2,10 +2,11 @@ import type { ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { SIM_BUNDLE, startSim, type SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 import { Mosquitto } from '../interop/peers/mosquitto.js';
 import { FleetHost } from './fleet-host.js';
+import { NetnsLink } from './netns.js';
 
 // A fleet of iogate edge nodes on one machine, for the fleet test and the
 // fleet bench: 3 Mosquitto brokers on loopback, N bundled daemons (each its
@@ -15,6 +16,12 @@ import { FleetHost } from './fleet-host.js';
 // simulated Neuron section (its own Modbus unit, whose inputs step and whose
 // edges the simulator logs with their times), and one primary host on all
 // three brokers.
+//
+// With `partition`, one more node (`node-cut`) and its own simulator run in
+// a network namespace made for them (test/fleet/netns.ts), reaching the
+// brokers only through a veth pair: each broker has one more listener, on
+// the host-side veth address and nowhere else, and that node lists those
+// addresses as its servers. Cutting the link partitions that node alone.
 //
 // Every process is started here and stopped here by its PID: stop() in a
 // finally, an exit hook that SIGKILLs what is left, and SIGINT. Every wait is
@@ -36,7 +43,12 @@ export interface FleetOptions {
   log?: (line: string) => void;
   /** Brokers started elsewhere (a clustered broker's nodes) instead of 3 Mosquittos; kill(b) stops one abruptly. */
   brokers?: FleetBroker[];
+  /** One more node, `partitioned`, in a network namespace of its own (root only; see NetnsLink.unavailable()). */
+  partition?: boolean;
 }
+
+/** MQTT keep alive of the partitioned node, s: its cut is seen by both sides within about 1.5 times this. */
+export const PARTITION_KEEPALIVE_S = 2;
 
 export interface FleetBroker {
   url: string;
@@ -52,6 +64,13 @@ export interface FleetNode {
   unit: number;
   dir: string;
   daemon?: SpawnedDaemon;
+  /** Its server URLs, when not the brokers' loopback ones. */
+  urls?: string[];
+  /** Address its HTTP API listens on, when not loopback (inside its namespace). */
+  address?: string;
+  /** Command prefix that runs it in its namespace. */
+  prefix?: string[];
+  keepalive?: number;
 }
 
 /** Nodes' PIDs and brokers' PIDs still alive in this process, for the exit hook. */
@@ -75,11 +94,15 @@ export class Fleet {
   readonly sims: SimProcess[] = [];
   readonly nodes: FleetNode[] = [];
   host!: FleetHost;
+  /** The partitioned node's namespace and link, with `partition`. */
+  link?: NetnsLink;
+  /** The node in its own namespace (not in `nodes`), with `partition`. */
+  partitioned?: FleetNode;
   /** Every node whose daemon was started, including any taken out of `nodes` by the caller. */
   private readonly started = new Set<FleetNode>();
   private readonly log: (line: string) => void;
 
-  private constructor(readonly options: Required<Omit<FleetOptions, 'log' | 'brokers'>> & FleetOptions) {
+  private constructor(readonly options: Required<Omit<FleetOptions, 'log' | 'brokers' | 'partition'>> & FleetOptions) {
     this.log = options.log ?? (() => undefined);
   }
 
@@ -89,8 +112,13 @@ export class Fleet {
     const fleet = new Fleet({ toggleMs: 2000, scanHz: 4, ...options });
     try {
       fleet.brokers.push(...(options.brokers ?? []));
+      if (options.partition && fleet.brokers.length > 0) throw new Error('the partition scenario needs the fleet\'s own Mosquittos');
+      // Before the brokers: their extra listener binds the host-side veth address.
+      if (options.partition) fleet.link = NetnsLink.create();
+      const own: Mosquitto[] = [];
       for (let i = fleet.brokers.length; i < 3; i++) {
-        const broker = await Mosquitto.start();
+        const broker = await Mosquitto.start({ alsoOn: fleet.link ? [fleet.link.hostAddress] : [] });
+        own.push(broker);
         fleet.brokers.push(broker);
         fleet.trackBroker(broker);
       }
@@ -109,6 +137,7 @@ export class Fleet {
         mkdirSync(dir);
         fleet.nodes.push({ id, index: i, serverOrder: [0, 1, 2].map((k) => (i + k) % 3), sim: fleet.sims[Math.floor(i / UNITS_PER_SIM)]!, unit: (i % UNITS_PER_SIM) + 1, dir });
       }
+      if (fleet.link) await fleet.planPartitioned(fleet.link, own);
       fleet.host = await FleetHost.connect(fleet.brokers.map((b) => b.url), GROUP, HOST_ID);
       fleet.log(`fleet: 3 brokers, ${fleet.sims.length} simulator(s), ${options.nodes} nodes planned in ${fleet.dir}`);
     } catch (error) {
@@ -116,6 +145,30 @@ export class Fleet {
       throw error;
     }
     return fleet;
+  }
+
+  /** The partitioned node and its simulator, both inside the namespace; its first server is broker 1 (the broker-loss scenario kills broker 0). */
+  private async planPartitioned(link: NetnsLink, brokers: Mosquitto[]): Promise<void> {
+    const args = ['--tcp', '127.0.0.1:0', '--control', `${link.nodeAddress}:0`, '--toggle-ms', String(this.options.toggleMs), '--model', '00', '--slave-id', '1'];
+    const sim = await startSim(args, SIM_BUNDLE, link.exec);
+    live.add(sim.child);
+    this.sims.push(sim);
+    const id = 'node-cut';
+    const dir = join(this.dir, id);
+    mkdirSync(dir);
+    const serverOrder = [1, 2, 0];
+    this.partitioned = {
+      id,
+      index: this.options.nodes,
+      serverOrder,
+      sim,
+      unit: 1,
+      dir,
+      urls: serverOrder.map((b) => `mqtt://${link.hostAddress}:${brokers[b]!.port}`),
+      address: link.nodeAddress,
+      prefix: link.exec,
+      keepalive: PARTITION_KEEPALIVE_S,
+    };
   }
 
   /** Starts every node's daemon, a few at a time; resolves when all of them listen. */
@@ -133,23 +186,26 @@ export class Fleet {
     writeFileSync(configFile, this.config(node, sparkplug));
     this.started.add(node);
     // The fleet speaks MQTT only: no validating HTTP proxies (two per daemon) in front of a hundred daemons.
-    node.daemon = await spawnDaemon(['--config', configFile], { cwd: node.dir, tap: false });
+    node.daemon = await spawnDaemon(['--config', configFile], { cwd: node.dir, tap: false, prefix: node.prefix ?? [] });
     live.add(node.daemon.child);
   }
 
   /** The cheapest daemon that still has moving inputs: one board over Modbus TCP, no panel, Sparkplug only. */
   private config(node: FleetNode, sparkplug: boolean): string {
+    const urls = node.urls ?? node.serverOrder.map((b) => this.brokers[b]!.url);
+    // Reached from the harness through the veth: anonymous reads from that address only.
+    const http = node.address === undefined ? '' : `  address: ${node.address}\n  auth:\n    allow_anonymous: true\n`;
     return `alias_file: alias.yaml
 apis:
-  panel:
+${http}  panel:
     enabled: false
   sparkplug:
     enabled: ${sparkplug}
     group_id: ${GROUP}
     edge_node_id: ${node.id}
     servers:
-${node.serverOrder.map((b) => `      - url: ${this.brokers[b]!.url}`).join('\n')}
-    primary_host_id: ${HOST_ID}
+${urls.map((url) => `      - url: ${url}`).join('\n')}
+    primary_host_id: ${HOST_ID}${node.keepalive === undefined ? '' : `\n    keepalive: ${node.keepalive}`}
     write: true
     store_forward: {memory_mb: 1, file: false, max_age_s: 3600}
 comm_channels:
@@ -207,6 +263,8 @@ comm_channels:
     const own = this.brokers.filter((broker) => !this.options.brokers?.includes(broker));
     await Promise.all(own.map((broker) => broker.kill('SIGTERM').catch(() => undefined)));
     for (const child of [...live]) if (child.exitCode !== null || child.signalCode !== null) live.delete(child);
+    // After the processes inside it are gone.
+    this.link?.destroy();
     rmSync(this.dir, { recursive: true, force: true });
   }
 

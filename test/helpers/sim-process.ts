@@ -21,8 +21,10 @@ export interface SimProcess {
   stop(): Promise<void>;
 }
 
-export async function startSim(args: string[], bundle = SIM_BUNDLE): Promise<SimProcess> {
-  const child = spawn(process.execPath, [bundle, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+/** `prefix`: a command the simulator runs under, e.g. `ip netns exec <name>` (it must exec, so the PID is the simulator's). */
+export async function startSim(args: string[], bundle = SIM_BUNDLE, prefix: string[] = []): Promise<SimProcess> {
+  const argv = [...prefix, process.execPath, bundle, ...args];
+  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
   let output = '';
   await new Promise<void>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

@@ -7,16 +7,19 @@ import { STILL_BOARD, startGate, type Gate } from './in-process.js';
 // simulated Neuron `00` as device 1 whose inputs move only when the test moves
 // them (in-process.ts's STILL_BOARD).
 
-export async function startEdgeGate(brokerUrl: string, edgeNodeId: string, { write = false } = {}): Promise<{ gate: Gate; node: EdgeNode }> {
+export async function startEdgeGate(
+  brokerUrl: string,
+  edgeNodeId: string,
+  { write = false, moreServers = [], keepalive }: { write?: boolean; /** walked after brokerUrl */ moreServers?: string[]; keepalive?: number } = {},
+): Promise<{ gate: Gate; node: EdgeNode }> {
   const section = `apis:
   sparkplug:
     enabled: true
     group_id: plant
     edge_node_id: ${edgeNodeId}
     servers:
-      - url: ${brokerUrl}
-    write: ${write}
-`;
+${[brokerUrl, ...moreServers].map((url) => `      - url: ${url}\n`).join('')}    write: ${write}
+${keepalive === undefined ? '' : `    keepalive: ${keepalive}\n`}`;
   const gate = await startGate(STILL_BOARD.replace('apis:\n', section));
   return { gate, node: startSparkplug(gate.config, gate.runtime, createLogger('CRITICAL')) };
 }

@@ -35,6 +35,7 @@ export async function spawnDaemon(
     nodeOptions = [],
     filePort = false,
     tap = true,
+    prefix = [],
   }: {
     node?: string;
     cwd?: string;
@@ -44,11 +45,14 @@ export async function spawnDaemon(
     filePort?: boolean;
     /** false: no validating proxies in front of it, for daemons whose HTTP API the test does not use (a fleet of them). */
     tap?: boolean;
+    /** A command the daemon runs under, e.g. `ip netns exec <name>` (it must exec, so the PID is the daemon's). */
+    prefix?: string[];
   } = {},
 ): Promise<SpawnedDaemon> {
   assertConfinedArgs(args);
   // Without a cwd of its own the built-in configuration would save alias.yaml into the clone.
-  const child = spawn(node, [...nodeOptions, bundle, ...(filePort ? [] : ['--port', '0']), ...args], { cwd: cwd ?? mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'pipe', 'pipe'] });
+  const argv = [...prefix, node, ...nodeOptions, bundle, ...(filePort ? [] : ['--port', '0']), ...args];
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: cwd ?? mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

@@ -17,6 +17,7 @@ import { engUnitOf, metricValue, PointModel, type Point, type SparkplugDevice } 
 import { QuietLog } from './quiet-log.js';
 import { StoreForward, type BufferedChange } from './store-forward.js';
 import { SparkplugTopics } from './topics.js';
+import { UnconfirmedTail } from './unconfirmed.js';
 
 // iogate as a Sparkplug B edge node: one MQTT session at a time on the first
 // server that works, walked in order on loss. The session follows the spec:
@@ -25,10 +26,11 @@ import { SparkplugTopics } from './topics.js';
 // DBIRTH per online device, DATA by exception, DDEATH/DBIRTH as slaves and
 // 1-Wire buses go and come, rebirth on request, NDEATH before a clean stop.
 // Changes made while no host hears us are kept (store-and-forward) and sent
-// after the next birth as historical DDATA.
+// after the next birth as historical DDATA, and so are changes sent on a
+// connection that was then lost before the broker confirmed them (a silent
+// link: see unconfirmed.ts).
 
 const CONNECT_TIMEOUT_MS = 10_000;
-const KEEPALIVE_S = 30;
 /** Delay before trying the next server; doubled after each full round of failures, up to the cap. */
 const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 10_000;
@@ -88,6 +90,7 @@ export class EdgeNode {
   readonly model: PointModel;
   private readonly bdSeqStore: BdSeqStore;
   private readonly buffer: StoreForward;
+  private readonly tail: UnconfirmedTail;
   private readonly commands: CommandHandler;
   private readonly quiet: QuietLog;
   private client: MqttClient | undefined;
@@ -135,6 +138,7 @@ export class EdgeNode {
       edgeNodeKey: key,
       log: (level, message) => (level === 'error' ? log.error(message) : log.warn(message)),
     });
+    this.tail = new UnconfirmedTail(this.buffer.capacity);
     this.quiet = new QuietLog((message) => log.warn(message));
     this.commands = new CommandHandler({
       registry: options.registry,
@@ -221,6 +225,7 @@ export class EdgeNode {
     this.neverReached = false;
     const client = connect(server.url, this.clientOptions(server, index, bdSeq));
     this.client = client;
+    this.tail.watch(client);
     let settled = false;
     client.on('connect', () => {
       settled = true;
@@ -259,7 +264,7 @@ export class EdgeNode {
     const options: IClientOptions = {
       clientId: `iogate-${this.topics.groupId}-${this.topics.edgeNodeId}`.slice(0, 64),
       clean: true,
-      keepalive: KEEPALIVE_S,
+      keepalive: this.options.config.keepaliveS,
       reconnectPeriod: 0,
       connectTimeout: CONNECT_TIMEOUT_MS,
       queueQoSZero: false,
@@ -299,8 +304,14 @@ export class EdgeNode {
   private lost(url: string, wasConnected: boolean): void {
     const wasBorn = this.born;
     this.goQuiet();
+    // What the broker never confirmed may have died with the link: replayed after the next birth.
+    const unconfirmed = this.tail.takeAll();
+    for (const change of unconfirmed) this.buffer.push(change);
     if (this.stopping) return;
-    if (wasConnected && wasBorn) this.options.log.warn(`Sparkplug: lost ${url}; changes are kept until the next birth`);
+    if (wasConnected && wasBorn) {
+      const kept = unconfirmed.length > 0 ? ` (and the ${unconfirmed.length} sent since the broker last answered)` : '';
+      this.options.log.warn(`Sparkplug: lost ${url}; changes are kept until the next birth${kept}`);
+    }
     if (this.retrySame) {
       this.retrySame = false;
       clearTimeout(this.retryTimer);
@@ -347,13 +358,19 @@ export class EdgeNode {
     this.options.log.info(`Sparkplug: leaving ${this.options.config.servers[this.serverIndex]?.url}: ${reason}`);
     this.goQuiet();
     // A DISCONNECT (not a bare close) after our NDEATH, so the broker discards the Will: one NDEATH, not two.
-    void this.publishDeath(client).finally(() => client.end(false));
+    void this.publishDeath(client)
+      .then((acknowledged) => {
+        // Its PUBACK comes after everything written before it was read.
+        if (acknowledged && this.client === client) this.tail.confirmAll();
+      })
+      .finally(() => client.end(false));
   }
 
-  private publishDeath(client: MqttClient): Promise<void> {
+  /** Resolves true once the broker acknowledged the NDEATH. */
+  private publishDeath(client: MqttClient): Promise<boolean> {
     return new Promise((resolve) => {
-      if (!client.connected || this.bdSeq === undefined) return resolve();
-      client.publish(this.topics.node('NDEATH'), Buffer.from(this.deathPayload(this.bdSeq)), { qos: 1, retain: false }, () => resolve());
+      if (!client.connected || this.bdSeq === undefined) return resolve(false);
+      client.publish(this.topics.node('NDEATH'), Buffer.from(this.deathPayload(this.bdSeq)), { qos: 1, retain: false }, (error) => resolve(!error));
     });
   }
 
@@ -491,6 +508,7 @@ export class EdgeNode {
         }
         // A device that is not born (offline) says nothing until its DBIRTH carries its values.
         if (!this.deviceBorn.has(point.group.id)) continue;
+        this.tail.sent(changeOf(point, value, now));
         perDevice ??= new Map();
         let metrics = perDevice.get(point.group);
         if (!metrics) perDevice.set(point.group, (metrics = []));
@@ -516,7 +534,7 @@ export class EdgeNode {
       this.outageLogged = true;
       this.options.log.info('Sparkplug: no host hears us; changes are kept for replay after the next birth');
     }
-    this.buffer.push({ device: point.group.id, name: point.name, datatype: point.datatype, value: value ?? null, timestamp: now });
+    this.buffer.push(changeOf(point, value, now));
   }
 
   /** DBIRTH or DDEATH when a device's online state no longer matches what the host was told. */
@@ -586,6 +604,7 @@ export class EdgeNode {
       }
       if (run && run.device !== point.group) flush();
       run ??= { device: point.group, metrics: [] };
+      this.tail.sent(change);
       run.metrics.push({ alias: point.alias, datatype: point.datatype, value: change.value, timestamp: change.timestamp, isHistorical: true });
     }
     flush();
@@ -598,6 +617,10 @@ export class EdgeNode {
     const point = this.model.find(change.device, change.name);
     return point && this.deviceBorn.has(point.group.id) ? point : undefined;
   }
+}
+
+function changeOf(point: Point, value: Point['sent'], timestamp: number): BufferedChange {
+  return { device: point.group.id, name: point.name, datatype: point.datatype, value: value ?? null, timestamp };
 }
 
 function sameValue(a: unknown, b: unknown): boolean {

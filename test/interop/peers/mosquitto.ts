@@ -8,7 +8,9 @@ import { freePort } from '../free-port.js';
 
 // Debian's mosquitto as a test broker: one instance per call on a free
 // loopback port, no persistence, anonymous; it can be killed (SIGKILL, to play
-// a broker that dies) and started again on the same port.
+// a broker that dies) and started again on the same port. `alsoOn` adds a
+// listener on the same port at each given address (an address of an interface
+// the test itself created, such as a veth end).
 
 export const MOSQUITTO = '/usr/sbin/mosquitto';
 
@@ -21,11 +23,12 @@ export class Mosquitto {
     private readonly confFile: string,
   ) {}
 
-  static async start(): Promise<Mosquitto> {
+  static async start({ alsoOn = [] }: { alsoOn?: string[] } = {}): Promise<Mosquitto> {
     const dir = mkdtempSync(join(tmpdir(), 'iogate-mosquitto-'));
     const port = await freePort();
     const confFile = join(dir, 'mosquitto.conf');
-    writeFileSync(confFile, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nmax_queued_messages 100000\n`);
+    const listeners = ['127.0.0.1', ...alsoOn].map((address) => `listener ${port} ${address}\n`).join('');
+    writeFileSync(confFile, `${listeners}allow_anonymous true\npersistence false\nmax_queued_messages 100000\n`);
     const broker = new Mosquitto(port, confFile);
     await broker.run();
     return broker;

@@ -1,11 +1,6 @@
 import assert from 'node:assert/strict';
-import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { after, test } from 'node:test';
-import type { EdgeNode } from '../../../src/api/sparkplug/edge-node.js';
-import type { Gate } from '../../helpers/in-process.js';
-import { TestBroker } from '../../helpers/mqtt-broker.js';
-import { startEdgeGate } from '../../helpers/sparkplug-gate.js';
-import { TahuHost } from '../../helpers/sparkplug-host.js';
+import { BrokerFront } from '../../helpers/broker-front.js';
 
 // A 3.1.1-only broker that drops an MQTT 5 CONNECT without a CONNACK (as
 // RabbitMQ's MQTT plugin before 3.13 does): the edge node tries MQTT 3.1.1 with
@@ -13,20 +8,10 @@ import { TahuHost } from '../../helpers/sparkplug-host.js';
 // reads each connection's CONNECT, closes it when the protocol level is 5 and
 // otherwise hands the connection to a real broker (aedes).
 
-const sockets = new Set<Socket>();
-let front: ReturnType<typeof createServer> | undefined;
-let broker: TestBroker | undefined;
-let host: TahuHost | undefined;
-let gate: Gate | undefined;
-let node: EdgeNode | undefined;
+let front: BrokerFront | undefined;
 
 after(async () => {
-  await node?.stop();
-  await gate?.close();
-  await host?.close();
-  for (const socket of sockets) socket.destroy();
-  await new Promise<void>((resolve) => (front ? front.close(() => resolve()) : resolve()));
-  await broker?.stop();
+  await front?.stop();
 });
 
 /** The protocol level of a CONNECT packet at the start of `data`, once enough of it is there. */
@@ -39,12 +24,8 @@ function protocolLevel(data: Buffer): number | undefined {
 }
 
 test('a broker that drops an MQTT 5 CONNECT is spoken to in MQTT 3.1.1, and the node is born there', { timeout: 30_000 }, async () => {
-  broker = await TestBroker.start();
   const levels: number[] = [];
-  front = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('error', () => undefined);
-    socket.once('close', () => sockets.delete(socket));
+  front = await BrokerFront.start((socket, connectUpstream) => {
     let data = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       data = Buffer.concat([data, chunk]);
@@ -53,8 +34,7 @@ test('a broker that drops an MQTT 5 CONNECT is spoken to in MQTT 3.1.1, and the 
       socket.off('data', onData);
       levels.push(level);
       if (level === 5) return void socket.destroy();
-      const upstream = connect(broker!.port, '127.0.0.1');
-      sockets.add(upstream);
+      const upstream = connectUpstream();
       upstream.on('error', () => socket.destroy());
       socket.on('error', () => upstream.destroy());
       upstream.write(data);
@@ -62,10 +42,7 @@ test('a broker that drops an MQTT 5 CONNECT is spoken to in MQTT 3.1.1, and the 
     };
     socket.on('data', onData);
   });
-  await new Promise<void>((resolve) => front!.listen(0, '127.0.0.1', () => resolve()));
-  const url = `mqtt://127.0.0.1:${(front.address() as AddressInfo).port}`;
-  host = await TahuHost.connect(broker.url, 'plant');
-  ({ gate, node } = await startEdgeGate(url, 'node1'));
-  await host.waitFor((m) => m.type === 'NBIRTH' && m.edgeNode === 'node1', 15_000, 'NBIRTH over MQTT 3.1.1');
+  await front.startNode('node1');
+  await front.host.waitFor((m) => m.type === 'NBIRTH' && m.edgeNode === 'node1', 15_000, 'NBIRTH over MQTT 3.1.1');
   assert.deepEqual(levels, [5, 4], 'one MQTT 5 attempt, then MQTT 3.1.1 on the same server');
 });

@@ -39,17 +39,6 @@ const PENDING_BYTES_CAP = 1024 * 1024;
 export const PARKED_PER_CONNECTION = 64;
 /** Bridges open at once: requests from parked sockets being read or answered. */
 export const BRIDGES_CAP = 64;
-/**
- * Parked requests carried into HTTP in one event-loop turn (each is bridged,
- * parsed, routed and answered within the turn: about 50–100 µs on a small
- * ARM or a shared x86 core). The rest wait in arrival order for the next
- * turn: a flood of thousands of parked connections, each sending its one
- * request, otherwise had them all served in one go, holding the loop for
- * hundreds of milliseconds while the kernel's accept queue filled up with
- * the flood's next connections, and every other client's connection waited
- * behind them there.
- */
-export const BRIDGES_PER_TURN = 32;
 
 type Pool = 'loopback' | 'remote';
 const HEAD_END = Buffer.from('\r\n\r\n');
@@ -89,13 +78,8 @@ export class ParkingLot {
   /** Per pool, in the order each last became idle: the first is the one idle longest. */
   private readonly pools: Record<Pool, Map<Socket, Parked>> = { loopback: new Map(), remote: new Map() };
   private readonly byBridge = new Map<ConnectionBridge, Parked>();
-  /** Complete heads waiting for a bridge, oldest first from `queueHead` (shifted by index: it may hold thousands). */
-  private queue: Parked[] = [];
-  private queueHead = 0;
+  private readonly queue: Parked[] = [];
   private pendingBytes = 0;
-  /** Requests bridged in this turn, and whether the turn's end is scheduled. */
-  private bridgedThisTurn = 0;
-  private turnEnding = false;
   private sweeper: NodeJS.Timeout | undefined;
   private readonly poolCap: number;
   // One listener of each kind for every parked socket (each is called with the socket as `this`): per-socket closures would cost more than the entry.
@@ -242,34 +226,16 @@ export class ParkingLot {
     if (pending.indexOf(HEAD_END) >= 0) this.bridge(entry);
   }
 
-  /** A complete head: into HTTP through a bridge, or into the queue for one (in this turn or the next). */
+  /** A complete head: into HTTP through a bridge, or into the queue for one. */
   private bridge(entry: Parked): void {
-    if (this.byBridge.size >= BRIDGES_CAP || this.bridgedThisTurn >= BRIDGES_PER_TURN || (!entry.waiting && this.queued() > 0)) {
+    if (this.byBridge.size >= BRIDGES_CAP) {
       if (!entry.waiting) {
         entry.waiting = true;
         entry.socket.pause();
         this.queue.push(entry);
       }
-      this.endTurnLater();
       return;
     }
-    this.endTurnLater();
-    this.bridgedThisTurn++;
-    this.open(entry);
-  }
-
-  /** The first bridge of a turn schedules the turn's end: the count starts again, and what waits goes next. */
-  private endTurnLater(): void {
-    if (this.turnEnding) return;
-    this.turnEnding = true;
-    setImmediate(() => {
-      this.turnEnding = false;
-      this.bridgedThisTurn = 0;
-      this.next();
-    });
-  }
-
-  private open(entry: Parked): void {
     entry.waiting = false;
     const pending = entry.pending!;
     entry.pending = undefined;
@@ -307,28 +273,13 @@ export class ParkingLot {
     this.next();
   }
 
-  /** A bridge is free, or a new turn began: the heads that have waited longest go next, within the turn's budget. */
+  /** A bridge is free: the head that has waited longest goes next. */
   private next(): void {
-    while (this.queued() > 0 && this.byBridge.size < BRIDGES_CAP && this.bridgedThisTurn < BRIDGES_PER_TURN) {
-      const entry = this.queue[this.queueHead]!;
-      this.queue[this.queueHead++] = undefined as never;
+    while (this.queue.length > 0 && this.byBridge.size < BRIDGES_CAP) {
+      const entry = this.queue.shift()!;
       if (entry.socket.destroyed || !entry.waiting) continue;
       this.bridge(entry);
     }
-    if (this.queued() === 0) {
-      this.queue = [];
-      this.queueHead = 0;
-    } else {
-      if (this.queueHead > 1024 && this.queueHead * 2 > this.queue.length) {
-        this.queue = this.queue.slice(this.queueHead);
-        this.queueHead = 0;
-      }
-      this.endTurnLater();
-    }
-  }
-
-  private queued(): number {
-    return this.queue.length - this.queueHead;
   }
 
   private forget(entry: Parked): void {

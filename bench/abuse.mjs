@@ -474,7 +474,9 @@ async function idleRounds(config, reply, attack) {
   ];
   const runs = Object.fromEntries(servers.map(({ name }) => [name, []]));
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const { name, start } of servers) {
+    // Each round starts with another server, so none is always the first after a pause.
+    const order = servers.map((_, i) => servers[(i + round - 1) % servers.length]);
+    for (const { name, start } of order) {
       const result = await underAttack(await start(), attack);
       runs[name].push(result);
       const { normal, kept, ramp, cpuMs, attackers } = result;
@@ -499,7 +501,7 @@ function idleRoundLines(runs) {
   };
   const lines = [
     '',
-    `10,000 idle keep-alive connections from another loopback address, ${ROUNDS} rounds per server, alternating (median, with the range over the rounds):`,
+    `10,000 idle keep-alive connections from another loopback address, ${ROUNDS} rounds per server, alternating, each round starting with the next server (median, with the range over the rounds):`,
     '',
     '| server | served (new connection each) | p99 ms, median (range) | served (keep-alive) | p99 ms, median (range) | server CPU per flood connection answered, µs, median (range) | rounds in which all 10,000 were answered, median time ms |',
     '|---|---:|---:|---:|---:|---:|---:|',

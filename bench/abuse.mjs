@@ -12,7 +12,9 @@
 //   node build.mjs && node bench/abuse.mjs
 //
 // Environment: ABUSE_DURATION (seconds per phase, default 8), ABUSE_ONLY
-// (comma-separated attack names). Results go to bench/results/abuse.md and
+// (comma-separated attack names), ABUSE_BUNDLE (another dist/iogate.js to run
+// instead of this build's), ABUSE_ROUNDS and ABUSE_COMPARE (see
+// idle-keepalive-rounds below). Results go to bench/results/abuse.md and
 // abuse.json. Everything targets 127.0.0.1 only.
 
 import { execFileSync, spawn } from 'node:child_process';
@@ -35,6 +37,10 @@ const DURATION_S = Number(process.env.ABUSE_DURATION ?? 8);
 const NORMAL_PAUSE_MS = 10;
 const NORMAL_TIMEOUT_MS = 5000;
 const NEEDED_FDS = 24_000;
+/** Rounds of each server in idle-keepalive-rounds. */
+const ROUNDS = Number(process.env.ABUSE_ROUNDS ?? 3);
+/** An older bundle to alternate with this build's in idle-keepalive-rounds (before/after in one run). */
+const COMPARE_BUNDLE = process.env.ABUSE_COMPARE;
 
 // ------------------------------------------------------------ normal client
 
@@ -94,9 +100,16 @@ function rssMb(pid) {
   return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 }
 
-async function startDaemon(config) {
+/** CPU time (user and system) a process has used so far, in ms. */
+function cpuMs(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  // utime and stime are fields 14 and 15 of stat, in clock ticks (100 a second on Linux).
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+async function startDaemon(config, bundle = BUNDLE) {
   const nodeArgs = process.env.ABUSE_DAEMON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...serviceNodeOptions(), ...nodeArgs, BUNDLE, '--config', config, '--port', '0'], {
+  const child = spawn(process.execPath, [...serviceNodeOptions(), ...nodeArgs, bundle, '--config', config, '--port', '0'], {
     env: { ...inheritedEnvironment(), ...serviceEnvironment() },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -115,12 +128,13 @@ async function startDaemon(config) {
   return watched(child, port);
 }
 
-/** bench/bare-server.mjs answering the normal client's path with iogate's reply, on a free port. */
-async function startBare(replyFrom) {
+/** bench/bare-server.mjs answering the normal client's path with iogate's reply, on a free port; `nodeOptions`: the service unit's, or node's own. */
+async function startBare(replyFrom, nodeOptions = process.env.ABUSE_BARE_OPTIONS === 'service') {
   const work = mkdtempSync(join(tmpdir(), 'iogate-abuse-bare-'));
   const replies = join(work, 'replies.json');
   writeFileSync(replies, JSON.stringify({ '/rest/di/1_01': replyFrom, '/version': replyFrom }));
-  const child = spawn(process.execPath, [join(BENCH_DIR, 'bare-server.mjs'), '0', replies], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const options = nodeOptions ? serviceNodeOptions() : [];
+  const child = spawn(process.execPath, [...options, join(BENCH_DIR, 'bare-server.mjs'), '0', replies], { stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   const port = await new Promise((resolve, reject) => {
     child.stdout.setEncoding('utf8').on('data', (chunk) => {
@@ -147,6 +161,7 @@ function watched(child, port) {
     port,
     pid: child.pid,
     peakRss: () => peak,
+    cpuMs: () => cpuMs(child.pid),
     alive: () => child.exitCode === null && child.signalCode === null,
     async stop() {
       clearInterval(sampler);
@@ -184,12 +199,17 @@ function socketSwarm(port, count, { setup, tick, tickMs, reconnectMs = 100, loca
   const sockets = new Set();
   let stopped = false;
   let opened = 0;
+  let answered = 0;
   const open = () => {
     if (stopped) return;
     const socket = connect({ port, host: '127.0.0.1', localAddress });
     opened++;
     socket.on('error', () => undefined);
-    socket.on('data', () => undefined);
+    let heard = false;
+    socket.on('data', () => {
+      if (!heard) answered++;
+      heard = true;
+    });
     socket.once('connect', () => setup(socket));
     socket.once('close', () => {
       sockets.delete(socket);
@@ -205,7 +225,7 @@ function socketSwarm(port, count, { setup, tick, tickMs, reconnectMs = 100, loca
   }, 20);
   const ticker = tick ? setInterval(() => sockets.forEach((socket) => socket.writable && tick(socket)), tickMs) : undefined;
   return {
-    stats: () => ({ open: sockets.size, opened }),
+    stats: () => ({ open: sockets.size, opened, answered }),
     stop() {
       stopped = true;
       clearInterval(starter);
@@ -272,6 +292,17 @@ function pipelineFlood(port) {
       socket.destroy();
     },
   };
+}
+
+// From a random place on, so that runs minutes apart do not reuse addresses whose ports still wait.
+let floods = Math.floor(Math.random() * 250);
+/**
+ * Another loopback address for each flood, as another host on the LAN would
+ * be: each phase leaves its 10,000 client ports in TIME_WAIT for a minute,
+ * and a few phases from one address run out of ports.
+ */
+function anotherHost() {
+  return `127.0.0.${2 + (floods++ % 250)}`;
 }
 
 /** 10,000 connections that each send one GET, then stay open and idle; closed ones come back after 500 ms. */
@@ -366,20 +397,145 @@ const ATTACKS = {
       }),
   },
   'idle-keepalive': {
-    // From another loopback address, as a second host on the LAN would be.
-    label: '10,000 idle keep-alive connections (from 127.0.0.2)',
-    start: (port) => idleKeepAlives(port, '127.0.0.2'),
+    label: '10,000 idle keep-alive connections (from another loopback address)',
+    sockets: 10_000,
+    start: (port) => idleKeepAlives(port, anotherHost()),
   },
   'idle-keepalive-bare': {
-    label: '10,000 idle keep-alive connections (from 127.0.0.2), against a bare node:http server',
+    label: '10,000 idle keep-alive connections (from another loopback address), against a bare node:http server',
     server: BARE,
-    start: (port) => idleKeepAlives(port, '127.0.0.2'),
+    sockets: 10_000,
+    start: (port) => idleKeepAlives(port, anotherHost()),
+  },
+  'idle-keepalive-rounds': {
+    label: '10,000 idle keep-alive connections (from another loopback address), rounds alternating iogate and the bare server',
+    rounds: true,
+    sockets: 10_000,
+    start: (port) => idleKeepAlives(port, anotherHost()),
   },
   'idle-keepalive-same-address': {
     label: '10,000 idle keep-alive connections from the clients\' own address',
+    sockets: 10_000,
     start: (port) => idleKeepAlives(port),
   },
 };
+
+// ------------------------------------------------------------ phases
+
+/**
+ * One attack against a fresh server: the attack starts, reaches full strength
+ * in 1.5 s, and the normal clients run meanwhile. The server's CPU time is
+ * read at the attack's start and once every attacking socket had its first
+ * answer (`ramp`: what it cost to take them in), and at the end.
+ */
+async function underAttack(server, attack) {
+  const cpuAtStart = server.cpuMs();
+  const startedAt = performance.now();
+  const swarm = attack.start(server.port);
+  let ramp;
+  const target = attack.sockets;
+  const watcher = target
+    ? setInterval(() => {
+        if (ramp || swarm.stats().answered < target) return;
+        ramp = { ms: performance.now() - startedAt, cpuMs: server.cpuMs() - cpuAtStart };
+        clearInterval(watcher);
+      }, 20)
+    : undefined;
+  await sleep(1500); // the attack reaches full strength before measuring
+  const [normal, kept] = await Promise.all([runNormalClient(server.port, DURATION_S), runNormalClient(server.port, DURATION_S, true)]);
+  clearInterval(watcher);
+  const cpuMs = server.cpuMs() - cpuAtStart;
+  const attackers = swarm.stats();
+  swarm.stop();
+  const alive = server.alive();
+  normal.peakRss = server.peakRss();
+  await server.stop();
+  return { normal, kept, attackers, alive, cpuMs, ramp };
+}
+
+const median = (values) => {
+  const sorted = values.filter((value) => value !== null && value !== undefined).sort((a, b) => a - b);
+  if (sorted.length === 0) return null;
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+/**
+ * The idle keep-alive flood, alternating iogate and the bare server (and an
+ * older bundle, with ABUSE_COMPARE) round by round, so that machine load that
+ * comes and goes falls on all of them alike.
+ */
+async function idleRounds(config, reply, attack) {
+  const servers = [
+    { name: 'iogate', start: () => startDaemon(config) },
+    ...(COMPARE_BUNDLE ? [{ name: 'iogate (compared bundle)', start: () => startDaemon(config, COMPARE_BUNDLE) }] : []),
+    { name: 'bare node:http', start: () => startBare(reply, false) },
+    { name: 'bare node:http, service options', start: () => startBare(reply, true) },
+  ];
+  const runs = Object.fromEntries(servers.map(({ name }) => [name, []]));
+  for (let round = 1; round <= ROUNDS; round++) {
+    // Each round starts with another server, so none is always the first after a pause.
+    const order = servers.map((_, i) => servers[(i + round - 1) % servers.length]);
+    for (const { name, start } of order) {
+      const result = await underAttack(await start(), attack);
+      runs[name].push(result);
+      // The kernel tears down the flood's 10,000 connections: not on the next server's time.
+      await sleep(2000);
+      const { normal, kept, ramp, cpuMs, attackers } = result;
+      console.error(
+        `  round ${round}, ${name}: fresh p99 ${fmt(normal.p99, 2)} ms (${normal.served}/${normal.sent}), keep-alive p99 ${fmt(kept.p99, 2)} ms (${kept.served}/${kept.sent}); ` +
+          `ramp ${ramp ? `${fmt(ramp.ms, 0)} ms, ${fmt(ramp.cpuMs, 0)} ms CPU` : 'not finished'}; CPU in the phase ${fmt(cpuMs, 0)} ms; attackers ${JSON.stringify(attackers)}`,
+      );
+    }
+  }
+  return runs;
+}
+
+function idleRoundLines(runs) {
+  const span = (values) => {
+    const known = values.filter((value) => value !== null && value !== undefined);
+    return known.length ? `${fmt(Math.min(...known), 1)}–${fmt(Math.max(...known), 1)}` : '–';
+  };
+  const served = (list, which) => {
+    const sent = list.reduce((sum, run) => sum + run[which].sent, 0);
+    const ok = list.reduce((sum, run) => sum + run[which].served, 0);
+    return `${fmt((100 * ok) / sent, 1)} % (${ok}/${sent})`;
+  };
+  const lines = [
+    '',
+    `10,000 idle keep-alive connections from another loopback address, ${ROUNDS} rounds per server, alternating, each round starting with the next server (median, with the range over the rounds):`,
+    '',
+    '| server | served (new connection each) | p99 ms, median (range) | served (keep-alive) | p99 ms, median (range) | server CPU per flood connection answered, µs, median (range) | rounds in which all 10,000 were answered, median time ms |',
+    '|---|---:|---:|---:|---:|---:|---:|',
+  ];
+  const summary = {};
+  for (const [name, list] of Object.entries(runs)) {
+    // A round in which the client got nothing counts as the worst, not as missing.
+    const fresh = list.map((run) => run.normal.p99 ?? Infinity);
+    const kept = list.map((run) => run.kept.p99 ?? Infinity);
+    // The server's CPU over the whole phase (normal clients included, the same few hundred requests for every server) per flood connection it answered.
+    const cpuEach = list.map((run) => (run.attackers.answered ? (1000 * run.cpuMs) / run.attackers.answered : null));
+    const rampMs = list.map((run) => run.ramp?.ms ?? null);
+    summary[name] = { fresh: median(fresh), kept: median(kept), cpuEach: median(cpuEach) };
+    lines.push(
+      `| ${name} | ${served(list, 'normal')} | ${fmt(median(fresh), 1)} (${span(fresh)}) | ${served(list, 'kept')} | ${fmt(median(kept), 1)} (${span(kept)}) ` +
+        `| ${fmt(median(cpuEach), 0)} (${span(cpuEach)}) | ${list.filter((run) => run.ramp).length}/${list.length}, ${fmt(median(rampMs), 0)} |`,
+    );
+  }
+  for (const bareName of Object.keys(runs).filter((name) => name.startsWith('bare'))) {
+    const bare = summary[bareName];
+    for (const name of Object.keys(runs).filter((name) => !name.startsWith('bare'))) {
+      const ours = summary[name];
+      const perRound = runs[name].map((run, i) => `${fmt((run.normal.p99 ?? Infinity) / (runs[bareName][i].normal.p99 ?? Infinity), 1)}×`);
+      lines.push(
+        '',
+        `${name} against ${bareName}, medians: fresh connections p99 ${fmt(ours.fresh / bare.fresh, 2)}×, keep-alive ${fmt(ours.kept / bare.kept, 2)}×, ` +
+          `CPU per flood connection answered ${fmt(ours.cpuEach / bare.cpuEach, 2)}× (fresh p99 round by round: ${perRound.join(', ')}).`,
+      );
+    }
+  }
+  return lines;
+}
 
 // ------------------------------------------------------------ main
 
@@ -398,7 +554,7 @@ function ensureDescriptors() {
   return true;
 }
 
-const fmt = (value, digits = 1) => (value === null || value === undefined ? '–' : value.toFixed(digits));
+const fmt = (value, digits = 1) => (value === null || value === undefined ? '–' : value === Infinity ? 'none served' : value.toFixed(digits));
 
 async function main() {
   if (ensureDescriptors()) return;
@@ -415,7 +571,7 @@ async function main() {
   await quietDaemon.stop();
   // The bare server's own quiet baseline, when a row runs against it.
   let bareQuiet;
-  if (Object.entries(ATTACKS).some(([name, attack]) => attack.server === BARE && (!only || only.includes(name)))) {
+  if (Object.entries(ATTACKS).some(([name, attack]) => (attack.server === BARE || attack.rounds) && (!only || only.includes(name)))) {
     console.error(`quiet baseline of the bare node:http server (${DURATION_S} s)`);
     const bare = await startBare(reply);
     const [fresh, kept] = await Promise.all([runNormalClient(bare.port, DURATION_S), runNormalClient(bare.port, DURATION_S, true)]);
@@ -425,18 +581,16 @@ async function main() {
   }
 
   const rows = [];
+  let idleRuns;
   for (const [name, attack] of Object.entries(ATTACKS)) {
     if (only && !only.includes(name)) continue;
-    console.error(`${name}: ${attack.label} (${DURATION_S} s)`);
+    console.error(`${name}: ${attack.label} (${DURATION_S} s${attack.rounds ? ` a phase, ${ROUNDS} rounds` : ''})`);
+    if (attack.rounds) {
+      idleRuns = await idleRounds(config, reply, attack);
+      continue;
+    }
     const daemon = attack.server === BARE ? await startBare(reply) : await startDaemon(config);
-    const swarm = attack.start(daemon.port);
-    await sleep(1500); // the attack reaches full strength before measuring
-    const [normal, kept] = await Promise.all([runNormalClient(daemon.port, DURATION_S), runNormalClient(daemon.port, DURATION_S, true)]);
-    const attackers = swarm.stats();
-    swarm.stop();
-    const alive = daemon.alive();
-    normal.peakRss = daemon.peakRss();
-    await daemon.stop();
+    const { normal, kept, attackers, alive } = await underAttack(daemon, attack);
     rows.push({ name, label: attack.label, bare: attack.server === BARE, normal, kept, attackers, alive });
     console.error(
       `  fresh connections: served ${normal.served}/${normal.sent}, p99 ${fmt(normal.p99, 2)} ms; keep-alive: served ${kept.served}/${kept.sent}, p99 ${fmt(kept.p99, 2)} ms; peak RSS ${fmt(normal.peakRss)} MB; attackers ${JSON.stringify(attackers)}`,
@@ -481,11 +635,12 @@ async function main() {
         `keep-alive ${fmt(idle.kept.p99, 2)} / ${fmt(bareIdle.kept.p99, 2)} ms = ${fmt(idle.kept.p99 / bareIdle.kept.p99, 2)}×.`,
     );
   }
+  if (idleRuns) lines.push(...idleRoundLines(idleRuns));
   const table = lines.join('\n');
   console.log(table);
   if (process.env.ABUSE_BUNDLE) return; // a comparison run does not replace the results of this build
   writeFileSync(join(RESULTS, 'abuse.md'), `${table}\n`);
-  writeFileSync(join(RESULTS, 'abuse.json'), `${JSON.stringify({ durationS: DURATION_S, quiet, quietKept, rows }, null, 2)}\n`);
+  writeFileSync(join(RESULTS, 'abuse.json'), `${JSON.stringify({ durationS: DURATION_S, quiet, quietKept, rows, idleRuns }, null, 2)}\n`);
 }
 
 if (process.argv[2] === '--normal-client') {

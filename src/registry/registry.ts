@@ -11,6 +11,8 @@ const ALIAS_PREFIX = 'al_';
 
 /** How long `/rest/all` may show a volatile device's text before it is made anew. */
 const VOLATILE_REUSE_MS = 100;
+/** Type lists whose `all` text is kept at once. */
+const MAX_LISTINGS = 16;
 
 export class Registry {
   private readonly byType = new Map<DeviceType, Map<string, Device>>();
@@ -24,6 +26,12 @@ export class Registry {
   private allSegments: Array<Buffer | Device[]> | undefined;
   private allBody: readonly Buffer[] | undefined;
   private allBodyUntil = 0;
+  /**
+   * The WebSocket `all` reply by the type list it covers, made once per change
+   * and shared by every client that asks (a flood of `all` then costs a
+   * send, not a listing); volatile devices as in allJson.
+   */
+  private readonly listings = new Map<string, { text: Buffer; until: number }>();
   /** The control layer every write passes (interlocks, pulses, covers), once the runtime set it up. */
   writeControl: WriteControl | undefined;
   /** Called after any alias change, to persist the table. */
@@ -132,6 +140,27 @@ export class Registry {
     return (this.allBody = segments.map((part) => (Buffer.isBuffer(part) ? part : Buffer.from(part.map((device) => device.json()).join(',')))));
   }
 
+  /** A JSON list of every device of `types`, in that order (EVOK's WebSocket `all`), as UTF-8. */
+  listingJson(types: readonly DeviceType[]): Buffer {
+    const key = types.join(',');
+    const now = performance.now();
+    const cached = this.listings.get(key);
+    if (cached && now < cached.until) return cached.text;
+    const parts: string[] = [];
+    let volatile = false;
+    for (const type of types) {
+      for (const device of this.byType.get(type)?.values() ?? []) {
+        parts.push(device.json());
+        volatile ||= device.volatile;
+      }
+    }
+    // Filters are the clients' choice: a few lists in practice, a bounded number in any case.
+    if (this.listings.size >= MAX_LISTINGS) this.listings.clear();
+    const text = Buffer.from(`[${parts.join(',')}]`);
+    this.listings.set(key, { text, until: volatile ? now + VOLATILE_REUSE_MS : Infinity });
+    return text;
+  }
+
   /** Every device in `/rest/all` order. */
   allInOrder(): Device[] {
     const devices: Device[] = [];
@@ -168,6 +197,7 @@ export class Registry {
   private dropListing(): void {
     this.allSegments = undefined;
     this.allBody = undefined;
+    this.listings.clear();
   }
 
   devices(): IterableIterator<Device> {

@@ -129,25 +129,41 @@ function unlink(place: Place): void {
   place.list = place.prev = place.next = undefined;
 }
 
-/** Counts and oldest-first order (with the time each entered its stage) of evictable connections within one scope. */
+/**
+ * Counts and oldest-first order (with the time each entered its stage) of evictable connections within one scope.
+ * Heads never answered and answered connections waiting for their next head are listed apart, so the oldest
+ * junk is the first of its list: searching one list for it walked every idle connection of a full address,
+ * once for each newcomer of a flood.
+ */
 class Scope {
   open = 0;
   /** Of `open`: answered connections waiting for their next request head. */
   idle = 0;
+  /** Connections whose first head has not completed. */
   readonly head = new StageList();
+  /** Answered connections waiting for their next head (keep-alive). */
+  readonly waiting = new StageList();
   readonly body = new StageList();
 
+  /** The list a connection in `stage` belongs to, if any. */
+  listOf(stage: Stage, answered: boolean): StageList | undefined {
+    if (stage === 'busy') return undefined;
+    if (stage === 'body') return this.body;
+    return answered ? this.waiting : this.head;
+  }
+
   oldestEvictable(now: number): Socket | undefined {
-    const head = this.head.first;
+    const fresh = this.head.first;
+    const idle = this.waiting.first;
+    const head = fresh && (!idle || fresh.since <= idle.since) ? fresh : idle;
     if (head && now - head.since >= HEAD_GRACE_MS) return head.socket;
     return this.body.first?.socket ?? head?.socket;
   }
 
   /** The oldest connection that is clearly junk: a head never completed, or a body, after HEAD_GRACE_MS. */
-  oldestJunk(now: number, answered: (socket: Socket) => boolean): Socket | undefined {
-    for (let place = this.head.first; place && now - place.since >= HEAD_GRACE_MS; place = place.next) {
-      if (!answered(place.socket)) return place.socket;
-    }
+  oldestJunk(now: number): Socket | undefined {
+    const head = this.head.first;
+    if (head && now - head.since >= HEAD_GRACE_MS) return head.socket;
     const body = this.body.first;
     return body && now - body.since >= HEAD_GRACE_MS ? body.socket : undefined;
   }
@@ -180,7 +196,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
       const place = entry.places[i]!;
       scope.idle += idle;
       unlink(place);
-      if (stage !== 'busy') scope[stage].append(place, now);
+      scope.listOf(stage, entry.answered)?.append(place, now);
     }
     entry.stage = stage;
   };
@@ -217,7 +233,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
 
   /** Lets the oldest junk connection of `scope` go; false when it has none. */
   const evictJunkFrom = (scope: Scope): boolean => {
-    const victim = scope.oldestJunk(Date.now(), (socket) => entries.get(socket)?.answered ?? false);
+    const victim = scope.oldestJunk(Date.now());
     if (!victim) return false;
     evict(victim);
     return true;

@@ -33,6 +33,18 @@ export function deviceEtag(device: Device, text: string): string {
   return tag;
 }
 
+let lastText: string | undefined;
+let lastTextTag = '';
+
+/** The tag of a text that rarely changes (the version, the OpenAPI document): hashed again only when it differs from the last. */
+export function textEtag(text: string): string {
+  if (text !== lastText) {
+    lastTextTag = etagOf(text);
+    lastText = text;
+  }
+  return lastTextTag;
+}
+
 const TAG_LIST = /\*|(?:W\/)?"[^"]*"/g;
 
 /** Whether the request's If-None-Match names `etag` (weak comparison, `*` matches all). */

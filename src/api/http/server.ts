@@ -17,6 +17,7 @@ import { sendPanel, type ServedPanel } from '../panel/serve.js';
 import type { TrendStore } from '../../trends/trend-store.js';
 import { VERSION } from '../../version.js';
 import { openApiDocument } from './openapi.js';
+import { textEtag } from './etag.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
 // segment: no regular expressions on the request path.
@@ -113,7 +114,7 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
     case 'version':
       if (segments.length !== 1) break;
       if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
-      sendRead(req, res, ctx.version, undefined, 'text');
+      sendRead(req, res, ctx.version, textEtag(ctx.version), 'text');
       return;
     case 'config':
       if (segments.length !== 2 || segments[1] !== 'reload' || !ctx.reloadConfig) break;

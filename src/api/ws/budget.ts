@@ -20,6 +20,13 @@ import type { RawData } from 'ws';
 //   so sixty clients each within their own budget cannot add up to a turn
 //   that holds HTTP for seconds. A client that finds the turn's budget spent
 //   waits for the next turn, in line behind the others that did.
+// - All clients together get REPLY_BYTES_PER_SECOND of command replies (after
+//   a burst of REPLY_BURST_BYTES). A turn's budget bounds how long HTTP waits
+//   in one turn, not how much is sent: once `all` became cheap to answer,
+//   clients that read and drop their replies drew hundreds of megabytes a
+//   second from it, and the copying and reading of them took the machine's
+//   CPU from everything else. A command that finds the bytes spent waits
+//   until there are some again.
 // - Messages that fail (bad JSON, unknown command, unknown circuit, …) draw
 //   on a token bucket. Occasional garbage never empties it; a client that
 //   keeps failing is slowed to the bucket's refill rate (its next message
@@ -35,6 +42,9 @@ export const WS_BUDGET = {
   COMMANDS_PER_TURN: 16,
   /** Command work of all clients together in one event-loop turn (at least one command runs per turn). */
   COMMAND_MS_PER_TURN: 2,
+  /** Command replies of all clients together, per second (about a 100 Mbit/s link's worth), and in a burst. */
+  REPLY_BYTES_PER_SECOND: 8 * 1024 * 1024,
+  REPLY_BURST_BYTES: 1024 * 1024,
   /** Failed messages allowed in a burst, and refilled per second. */
   INVALID_BURST: 64,
   INVALID_PER_SECOND: 64,
@@ -147,25 +157,69 @@ export class InvalidMessageLimiter {
   }
 }
 
-/** The command work of all WebSocket clients in the current event-loop turn. */
+/** The command work of all WebSocket clients in the current event-loop turn, and their reply bytes per second. */
 export class SharedTurnBudget {
   private spentMs = 0;
   private turnEnding = false;
   private waiters: Array<() => void> = [];
+  private replyBytes: number;
+  private refilledAt: number;
+  private bytesWaiters: Array<() => void> = [];
+  private bytesTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly msPerTurn: number = WS_BUDGET.COMMAND_MS_PER_TURN,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+    private readonly replyBytesPerSecond: number = WS_BUDGET.REPLY_BYTES_PER_SECOND,
+    private readonly replyBurstBytes: number = WS_BUDGET.REPLY_BURST_BYTES,
+  ) {
+    this.replyBytes = replyBurstBytes;
+    this.refilledAt = now();
+  }
+
+  /** Bytes of a command's reply, drawn from the shared rate (it may go below zero: the next command waits longer). */
+  replied(bytes: number): void {
+    this.replyBytes -= bytes;
+  }
 
   /** Runs `command`'s synchronous part against the budget; resolves with its promise once it may start. */
   async run<T>(command: () => Promise<T>): Promise<T> {
-    while (this.spentMs >= this.msPerTurn) await new Promise<void>((resolve) => this.waiters.push(resolve));
+    for (;;) {
+      if (this.spentMs >= this.msPerTurn) {
+        await new Promise<void>((resolve) => this.waiters.push(resolve));
+        continue;
+      }
+      this.refill();
+      if (this.replyBytes <= 0) {
+        await new Promise<void>((resolve) => this.waitForBytes(resolve));
+        continue;
+      }
+      break;
+    }
     this.startTurn();
     const started = this.now();
     const done = command();
     this.spentMs += this.now() - started;
     return done;
+  }
+
+  private refill(): void {
+    const now = this.now();
+    this.replyBytes = Math.min(this.replyBurstBytes, this.replyBytes + ((now - this.refilledAt) * this.replyBytesPerSecond) / 1000);
+    this.refilledAt = now;
+  }
+
+  /** One timer for everyone waiting for reply bytes; they go on in the order they came. */
+  private waitForBytes(wake: () => void): void {
+    this.bytesWaiters.push(wake);
+    if (this.bytesTimer) return;
+    const ms = Math.max(1, Math.ceil((-this.replyBytes * 1000) / this.replyBytesPerSecond));
+    this.bytesTimer = setTimeout(() => {
+      this.bytesTimer = undefined;
+      const waiting = this.bytesWaiters;
+      this.bytesWaiters = [];
+      for (const next of waiting) next();
+    }, ms);
   }
 
   /** The first command of a turn schedules the turn's end, which resets the budget and wakes the waiting, oldest first. */

@@ -179,8 +179,9 @@ export class WsClient {
   }
 
   /** Answer a command; commands run only while the client is within its reply budget. */
-  reply(text: string): void {
+  reply(text: string | Buffer): void {
     if (this.socket.readyState !== WebSocket.OPEN || this.closing) return;
+    commandTurns.replied(text.length);
     this.send(text);
   }
 

@@ -79,13 +79,16 @@ function parseMessage(data: RawData, isBinary: boolean): Message {
   return message;
 }
 
-function allDevices({ registry, allFiltered }: WsCommandContext, client: WsClient): string {
+function allDevices({ registry, allFiltered }: WsCommandContext, client: WsClient): string | Buffer {
   const filter = client.filterTypes;
   let types: readonly DeviceType[] = CANONICAL_TYPES;
   if (allFiltered) types = filter ? CANONICAL_TYPES.filter((type) => filter.has(type)) : ALL_FILTERED_DEFAULT;
+  // EVOK's view is the same for every client until something changes: made once, shared.
+  if (!client.meta) return registry.listingJson(types);
+  // The meta view's ages move by themselves: made per request.
   const parts: string[] = [];
   const now = Date.now();
-  for (const type of types) for (const device of registry.list(type)) parts.push(client.meta ? device.metaJson(now) : device.json());
+  for (const type of types) for (const device of registry.list(type)) parts.push(device.metaJson(now));
   return `[${parts.join(',')}]`;
 }
 

@@ -77,6 +77,27 @@ test('command work is shared per event-loop turn across clients: past the budget
   for (let i = 1; i < turns.length; i += 2) assert.equal(turns[i], turns[i - 1], `commands ${i - 1} and ${i} shared a turn: ${turns.join(', ')}`);
 });
 
+test('command replies of all clients share a rate in bytes: past it, commands wait for bytes, in the order they came', async () => {
+  let clock = 0;
+  // A turn's time is no limit here (100 ms): only the 10,000 bytes a second, and as a burst, are.
+  const budget = new SharedTurnBudget(100, () => clock, 10_000, 10_000);
+  const ran: string[] = [];
+  const command = (client: string) => () => {
+    ran.push(client);
+    budget.replied(6_000);
+    return Promise.resolve();
+  };
+  const all = Promise.all(['a', 'b', 'c', 'd'].map((client) => budget.run(command(client))));
+  // Two turns later: the burst paid for two replies of 6,000 bytes (the second drew it below zero), and no more.
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(ran, ['a', 'b']);
+  // A second later the rate has paid the debt back and more: the others follow, in order.
+  clock += 1000;
+  await all;
+  assert.deepEqual(ran, ['a', 'b', 'c', 'd']);
+});
+
 test('the invalid-message bucket forgives now and then, slows a stream of failures, closes a flood', () => {
   let now = 0;
   const limiter = new InvalidMessageLimiter(() => now);

@@ -160,6 +160,28 @@ describe('all', () => {
       assert.equal(all.length, [...gate.runtime.registry.devices()].length);
     }));
 
+  test('is made anew after a change: a client asking again, and another client, see the new value', async () => {
+    const other = await connect(gate.wsUrl);
+    try {
+      await withClient(async (client) => {
+        const total = [...gate.runtime.registry.devices()].length;
+        const listing = (message: unknown): boolean => Array.isArray(message) && message.length === total;
+        client.send({ cmd: 'all' });
+        other.send({ cmd: 'all' });
+        const before = deviceIn(await client.nextMatching(listing), 'di', '1_01')?.value;
+        assert.equal(deviceIn(await other.nextMatching(listing), 'di', '1_01')?.value, before, 'both clients got the same listing');
+        const next = await flipInput(client);
+        assert.notEqual(next, before);
+        client.send({ cmd: 'all' });
+        other.send({ cmd: 'all' });
+        assert.equal(deviceIn(await client.nextMatching(listing), 'di', '1_01')?.value, next);
+        assert.equal(deviceIn(await other.nextMatching(listing), 'di', '1_01')?.value, next);
+      });
+    } finally {
+      await other.close();
+    }
+  });
+
   test('with all_filtered: the default filter lists di/ro/ai/ao/sensor; a custom filter its own types (EVOK: [])', async () => {
     const filtered = await startGate(STILL_BOARD.replace('enabled: true', 'enabled: true\n    all_filtered: true'));
     const client = await connect(filtered.wsUrl);

@@ -13,6 +13,8 @@
 // on the same footing:
 //   --variant 'name=--opt --opt'   the built bundle with these node options ('' = none)
 //   --bundle 'name=/path/iogate.js' another bundle (e.g. main's build) with the unit's options
+//   --bare-variant 'name=--opt …'   the bare server with these node options, as a reference:
+//                                    what the options cost node:http itself
 // With --trace-gc each daemon's V8 collections are counted per 1,000 requests;
 // with --cpu-prof DIR each daemon writes a CPU profile there (bench/cpu-profile.mjs reads it).
 // --allocations: after the rounds, each server (the bare one too) runs
@@ -61,6 +63,7 @@ const { values: args } = parseArgs({
     path: { type: 'string', default: '/rest/do/1_01' },
     variant: { type: 'string', multiple: true, default: [] },
     bundle: { type: 'string', multiple: true, default: [] },
+    'bare-variant': { type: 'string', multiple: true, default: [] },
     'trace-gc': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     memory: { type: 'boolean', default: false },
@@ -151,11 +154,20 @@ async function main() {
   const barePort = await freePort();
   const bareChild = await spawnBare(barePort, join(work, 'replies.json'), args.allocations ? PROBE : [], { ipc: args.allocations });
   const bare = { name: 'bare', nodeOptions: [], child: bareChild, pid: bareChild.pid, url: `http://127.0.0.1:${barePort}${args.path}`, rounds: [] };
+  for (const spec of args['bare-variant']) {
+    const [name, options] = named(spec);
+    if (servers.some((server) => server.name === name) || name === 'bare') throw new Error(`variant name ${name} is taken`);
+    const nodeOptions = options.trim() === '' ? [] : options.trim().split(/\s+/);
+    const port = await freePort();
+    const child = await spawnBare(port, join(work, 'replies.json'), nodeOptions);
+    servers.push({ name, nodeOptions, bundle: 'bench/bare-server.mjs', child, pid: child.pid, url: `http://127.0.0.1:${port}${args.path}`, rounds: [], bareServer: true });
+  }
 
   if (args.memory) {
     log(`idle memory, ${IDLE_AFTER_S} s after start-up`);
     await sleep(IDLE_AFTER_S * 1000);
     for (const server of servers) server.idleAnonMb = memoryOf(server.pid).anonMb;
+    log('(the bare servers were started later: their idle figure is from less time after start-up)');
   }
 
   const wrk = (url, seconds) => runWrk(url, { seconds, threads: THREADS, connections: CONNECTIONS });
@@ -189,10 +201,10 @@ async function main() {
   }
 
   if (args.allocations) {
-    for (const server of [...servers, bare]) {
+    for (const server of [...servers.filter((server) => !server.bareServer), bare]) {
       await askProbe(server.child, { probe: 'start-allocations', samplingInterval: 128 }, 'started');
       const result = await wrk(server.url, Number(args['allocation-seconds']));
-      const profile = await askProbe(server.child, { probe: 'stop-allocations', top: 15 }, 'allocations');
+      const profile = await askProbe(server.child, { probe: 'stop-allocations', top: 60 }, 'allocations');
       server.allocations = { bytesPerRequest: Math.round(profile.bytes / result.requests), top: profile.top.map(([site, bytes]) => [site, Math.round(bytes / result.requests)]) };
       log(`${server.name}: ${server.allocations.bytesPerRequest} bytes allocated per request (sampled); per request by site:`);
       for (const [site, bytes] of server.allocations.top) log(`  ${String(bytes).padStart(6)}  ${site}`);

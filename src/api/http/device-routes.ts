@@ -7,7 +7,7 @@ import { writeDevice } from '../../registry/write.js';
 import type { ClientSignal } from '../../modbus/request-context.js';
 import { clientGone } from './client-gone.js';
 import { parseFormBody, parseJsonObject, readBody } from './body.js';
-import { bufferEtag, deviceEtag } from './etag.js';
+import { bufferEtag, deviceReply } from './etag.js';
 import { sendError, sendJson, sendNoContent, sendRead, sendSuccessJson } from './respond.js';
 
 // `/rest/...` (form bodies) and `/json/...` (JSON bodies): the same devices,
@@ -22,16 +22,16 @@ export interface DeviceRouteContext {
 
 export type BodyFormat = 'form' | 'json';
 
-/** `segments` are the decoded path parts after `/rest` or `/json`. */
+/** `segments` are the decoded path parts, `rest` or `json` first (not sliced off: one array fewer per request). */
 export function handleDeviceRoute(
   ctx: DeviceRouteContext,
   format: BodyFormat,
-  segments: string[],
+  segments: readonly string[],
   req: IncomingMessage,
   res: ServerResponse,
 ): void {
-  const [type, circuit, property] = segments;
-  if (type === undefined || segments.length > 3 || (circuit === undefined && type !== 'all')) {
+  const [, type, circuit, property] = segments;
+  if (type === undefined || segments.length > 4 || (circuit === undefined && type !== 'all')) {
     throw new RequestError(404, 'NotFound', `no such resource: ${req.url}`);
   }
   switch (req.method) {
@@ -83,8 +83,8 @@ function read(
   const problem = device.unavailable();
   if (problem) throw new RequestError(503, 'ModbusSlaveOffline', problem);
   if (property === undefined) {
-    const text = device.json();
-    sendRead(req, res, text, deviceEtag(device, text));
+    const reply = deviceReply(device, device.json());
+    sendRead(req, res, reply.bytes, reply.tag);
     return;
   }
   sendRead(req, res, `{${fieldJson(device, property)}}`);

@@ -317,15 +317,6 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
     return true;
   };
 
-  /**
-   * Answered: the connection waits for its next request head (keep-alive),
-   * evictable again. One function for every response (node:http has detached
-   * res.socket by then; the request keeps it) rather than a closure per request.
-   */
-  const answered = function (this: ServerResponse): void {
-    setStage(this.req.socket as Socket, 'head', true);
-  };
-
   // Registered before the route handler's listener runs (createServer's), so
   // the stage is right before any handler awaits.
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
@@ -346,8 +337,10 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
         if (!res.writableFinished) setStage(socket, 'busy');
       });
     }
-    // A response finishes once, so `on` does (without the wrapper `once` makes).
-    res.on('finish', answered);
+    // Answered: the connection waits for its next request head (keep-alive),
+    // evictable again. A response finishes once, so `on` does (without the
+    // wrapper `once` makes).
+    res.on('finish', () => setStage(socket, 'head', true));
   });
   return stats;
 }

@@ -15,7 +15,8 @@
 //   --bundle 'name=/path/iogate.js' another bundle (e.g. main's build) with the unit's options
 //   --bare-variant 'name=--opt …'   the bare server with these node options, as a reference:
 //                                    what the options cost node:http itself
-// With --trace-gc each daemon's V8 collections are counted per 1,000 requests;
+// With --trace-gc each daemon's V8 collections are counted per 1,000 requests, with
+// their main-thread time (pauses and incremental marking steps) per request;
 // with --cpu-prof DIR each daemon writes a CPU profile there (bench/cpu-profile.mjs reads it).
 // --allocations: after the rounds, each server (the bare one too) runs
 // --allocation-seconds of load with V8's sampling heap profiler on (bench/probe.cjs,
@@ -105,7 +106,7 @@ if (new Set(variants.map((variant) => variant.name)).size !== variants.length ||
 
 /** Counts V8's collections from --trace-gc lines on the daemon's stdout. */
 function gcCounter(child) {
-  const counts = { scavenges: 0, markCompacts: 0, ms: 0 };
+  const counts = { scavenges: 0, markCompacts: 0, ms: 0, markingMs: 0 };
   let pending = '';
   child.stdout.setEncoding('utf8').on('data', (chunk) => {
     pending += chunk;
@@ -117,6 +118,8 @@ function gcCounter(child) {
       else continue;
       // "… MB, 0.45 / 0.00 ms …": the pause on the main thread.
       counts.ms += Number(/MB, ([\d.]+) \/ [\d.]+ ms/.exec(line)?.[1] ?? 0);
+      // "(+ 12.3 ms in 45 steps since start of marking …)": incremental marking done in steps, between the pauses.
+      counts.markingMs += Number(/\(\+ ([\d.]+) ms in \d+ steps/.exec(line)?.[1] ?? 0);
     }
   });
   return counts;
@@ -191,11 +194,13 @@ async function main() {
       if (gcFrom) {
         figures.scavengesPerKRequest = ((server.gc.scavenges - gcFrom.scavenges) * 1000) / result.requests;
         figures.markCompactsPerKRequest = ((server.gc.markCompacts - gcFrom.markCompacts) * 1000) / result.requests;
-        figures.gcUsPerRequest = ((server.gc.ms - gcFrom.ms) * 1000) / result.requests;
+        figures.gcUsPerRequest = ((server.gc.ms - gcFrom.ms + server.gc.markingMs - gcFrom.markingMs) * 1000) / result.requests;
       }
       if (result.non2xx > 0 || result.socketErrors) log(`${server.name}: ${result.non2xx} non-2xx replies ${result.socketErrors ?? ''}`);
       server.rounds.push(figures);
-      const gcNote = gcFrom ? `, ${fmt(figures.scavengesPerKRequest, 2)} scavenges / 1k req, ${fmt(figures.gcUsPerRequest, 2)} µs GC pause / req` : '';
+      const gcNote = gcFrom
+        ? `, ${fmt(figures.scavengesPerKRequest, 2)} scavenges and ${fmt(figures.markCompactsPerKRequest, 3)} mark-compacts / 1k req, ${fmt(figures.gcUsPerRequest, 2)} µs GC / req`
+        : '';
       log(`round ${round} ${server.name.padEnd(12)} ${fmt(figures.rps).padStart(7)} req/s, ${fmt(figures.cpuUsPerRequest, 1).padStart(5)} µs CPU / req${gcNote}`);
     }
   }
@@ -238,6 +243,7 @@ async function main() {
       ...(server.gc
         ? {
             scavenges_per_krequest: round2(median(server.rounds.map((r) => r.scavengesPerKRequest))),
+            mark_compacts_per_krequest: Math.round(median(server.rounds.map((r) => r.markCompactsPerKRequest)) * 1000) / 1000,
             gc_pause_us_per_request: round2(median(server.rounds.map((r) => r.gcUsPerRequest))),
           }
         : {}),

@@ -7,7 +7,7 @@ import { writeDevice } from '../../registry/write.js';
 import type { ClientSignal } from '../../modbus/request-context.js';
 import { clientGone } from './client-gone.js';
 import { parseFormBody, parseJsonObject, readBody } from './body.js';
-import { bufferEtag, deviceReply } from './etag.js';
+import { bufferEtag, deviceEtag } from './etag.js';
 import { sendError, sendJson, sendNoContent, sendRead, sendSuccessJson } from './respond.js';
 
 // `/rest/...` (form bodies) and `/json/...` (JSON bodies): the same devices,
@@ -83,8 +83,8 @@ function read(
   const problem = device.unavailable();
   if (problem) throw new RequestError(503, 'ModbusSlaveOffline', problem);
   if (property === undefined) {
-    const reply = deviceReply(device, device.json());
-    sendRead(req, res, reply.bytes, reply.tag);
+    const text = device.json();
+    sendRead(req, res, text, deviceEtag(device, text));
     return;
   }
   sendRead(req, res, `{${fieldJson(device, property)}}`);

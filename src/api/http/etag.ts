@@ -15,15 +15,7 @@ export function etagOf(body: string | Buffer | readonly Buffer[]): string {
 }
 
 const bufferTags = new WeakMap<object, string>();
-
-/** A device's current JSON as the bytes of a reply, and their entity tag. */
-export interface DeviceReply {
-  readonly text: string;
-  readonly bytes: Buffer;
-  readonly tag: string;
-}
-
-const deviceReplies = new WeakMap<Device, DeviceReply>();
+const deviceTags = new WeakMap<Device, { text: string; tag: string }>();
 
 /** The tag of a cached body (the /rest/all chunks), computed once per body. */
 export function bufferEtag(body: Buffer | readonly Buffer[]): string {
@@ -32,21 +24,13 @@ export function bufferEtag(body: Buffer | readonly Buffer[]): string {
   return tag;
 }
 
-/**
- * The reply to a GET of the device whose current JSON is `text`: its bytes
- * and tag, made once per text. The device makes a new text only when its
- * state changed, so a reply lasts until the change feed's next change. Bytes
- * rather than the string: node:http then writes the ready header and body
- * buffers as they are, where a string body is appended to the header text
- * (a new string per reply) and encoded again in the socket write.
- */
-export function deviceReply(device: Device, text: string): DeviceReply {
-  const cached = deviceReplies.get(device);
-  if (cached !== undefined && cached.text === text) return cached;
-  const bytes = Buffer.from(text);
-  const reply = { text, bytes, tag: etagOf(bytes) };
-  deviceReplies.set(device, reply);
-  return reply;
+/** The tag of `text`, the device's current JSON, computed once per text. */
+export function deviceEtag(device: Device, text: string): string {
+  const cached = deviceTags.get(device);
+  if (cached !== undefined && cached.text === text) return cached.tag;
+  const tag = etagOf(text);
+  deviceTags.set(device, { text, tag });
+  return tag;
 }
 
 const TAG_LIST = /\*|(?:W\/)?"[^"]*"/g;

@@ -142,7 +142,8 @@ export async function runWrk(url, { seconds, threads, connections, post }) {
   };
   const errors = Number(/Non-2xx or 3xx responses:\s+(\d+)/.exec(output)?.[1] ?? 0);
   const socketErrors = /Socket errors:.*/.exec(output)?.[0];
-  return { rps: Math.round(rps), p50Ms: percentile(50), p99Ms: percentile(99), non2xx: errors, socketErrors };
+  const requests = Number(/(\d+) requests in /.exec(output)?.[1]);
+  return { rps: Math.round(rps), requests, p50Ms: percentile(50), p99Ms: percentile(99), non2xx: errors, socketErrors };
 }
 
 // ---------------------------------------------------------------- processes
@@ -161,13 +162,14 @@ export function freePort() {
 /**
  * Starts the daemon with `config` (null: the built-in simulated controller) on `port`; collects its
  * stats lines as they come. `ipc`: with an IPC channel (for bench/probe.cjs); `cwd`: its working directory;
- * `node`: the command that runs node (with its arguments), e.g. under qemu-user.
+ * `node`: the command that runs node (with its arguments), e.g. under qemu-user; `stdout`: piped
+ * (e.g. for V8's --trace-gc lines) rather than dropped.
  */
-export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE, ipc = false, cwd, node = [process.execPath] } = {}) {
+export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE, ipc = false, cwd, node = [process.execPath], stdout = false } = {}) {
   const configArgs = config === null ? [] : ['--config', config];
   const child = spawn(node[0], [...node.slice(1), ...nodeOptions, bundle, ...configArgs, '--port', String(port)], {
     env: { ...inheritedEnvironment(), ...serviceEnvironment(), ...env },
-    stdio: ['ignore', 'ignore', 'pipe', ...(ipc ? ['ipc'] : [])],
+    stdio: ['ignore', stdout ? 'pipe' : 'ignore', 'pipe', ...(ipc ? ['ipc'] : [])],
     cwd,
   });
   const stats = [];
@@ -185,11 +187,11 @@ export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeO
   return { child, stats, output: () => output };
 }
 
-/** Starts the bare node:http server replaying `repliesFile`; resolves once it listens. */
-export async function spawnBare(port, repliesFile, nodeOptions = []) {
+/** Starts the bare node:http server replaying `repliesFile`; resolves once it listens. `ipc`: with an IPC channel (for bench/probe.cjs). */
+export async function spawnBare(port, repliesFile, nodeOptions = [], { ipc = false } = {}) {
   const child = spawn(process.execPath, [...nodeOptions, join(BENCH_DIR, 'bare-server.mjs'), String(port), repliesFile], {
     env: inheritedEnvironment(),
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? ['ipc'] : [])],
   });
   await new Promise((resolve, reject) => {
     child.stdout.once('data', resolve);
@@ -235,6 +237,20 @@ comm_channels:
 `,
   );
   return { simA, simB, config, work };
+}
+
+/** Sends bench/probe.cjs in `child` a message and resolves with its reply of kind `answer`. */
+export function askProbe(child, message, answer) {
+  return new Promise((resolve, reject) => {
+    const onMessage = (reply) => {
+      if (reply.probe === 'error') reject(new Error(reply.message));
+      else if (reply.probe === answer) resolve(reply);
+      else return;
+      child.off('message', onMessage);
+    };
+    child.on('message', onMessage);
+    child.send(message);
+  });
 }
 
 /** Messages from a child process, awaited one by one in order; the bench ends if the child fails. */

@@ -48,6 +48,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { parse, stringify } from 'yaml';
 import {
   BENCH_DIR,
+  askProbe,
   BUNDLE,
   IDLE_AFTER_S,
   RESULTS,
@@ -178,22 +179,9 @@ async function pollsOf(entry) {
   return total;
 }
 
-function ask(child, message, answer) {
-  return new Promise((resolve, reject) => {
-    const onMessage = (reply) => {
-      if (reply.probe === 'error') reject(new Error(reply.message));
-      else if (reply.probe === answer) resolve(reply);
-      else return;
-      child.off('message', onMessage);
-    };
-    child.on('message', onMessage);
-    child.send(message);
-  });
-}
-
 async function reading(entry) {
   const { pid } = entry.child;
-  return { stat: cpuSeconds(pid), run: runSeconds(pid), polls: await pollsOf(entry), probe: await ask(entry.child, { probe: 'snapshot' }, 'snapshot'), at: performance.now() };
+  return { stat: cpuSeconds(pid), run: runSeconds(pid), polls: await pollsOf(entry), probe: await askProbe(entry.child, { probe: 'snapshot' }, 'snapshot'), at: performance.now() };
 }
 
 // ---------------------------------------------------------------- start
@@ -262,9 +250,9 @@ let allocations = entries.map(() => undefined);
 if (ALLOCATION_S > 0) {
   log(`allocation window: ${ALLOCATION_S} s with the sampling heap profiler on`);
   const pollsBefore = await Promise.all(entries.map(pollsOf));
-  await Promise.all(entries.map((entry) => ask(entry.child, { probe: 'start-allocations', samplingInterval: 256 }, 'started')));
+  await Promise.all(entries.map((entry) => askProbe(entry.child, { probe: 'start-allocations', samplingInterval: 256 }, 'started')));
   await sleep(ALLOCATION_S * 1000);
-  const profiles = await Promise.all(entries.map((entry) => ask(entry.child, { probe: 'stop-allocations', top: 10 }, 'allocations')));
+  const profiles = await Promise.all(entries.map((entry) => askProbe(entry.child, { probe: 'stop-allocations', top: 10 }, 'allocations')));
   const pollsAfter = await Promise.all(entries.map(pollsOf));
   allocations = profiles.map((profile, i) => ({ ...profile, polls: pollsAfter[i] - pollsBefore[i] }));
 }

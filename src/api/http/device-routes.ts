@@ -22,16 +22,16 @@ export interface DeviceRouteContext {
 
 export type BodyFormat = 'form' | 'json';
 
-/** `segments` are the decoded path parts after `/rest` or `/json`. */
+/** `segments` are the decoded path parts, `rest` or `json` first (not sliced off: one array fewer per request). */
 export function handleDeviceRoute(
   ctx: DeviceRouteContext,
   format: BodyFormat,
-  segments: string[],
+  segments: readonly string[],
   req: IncomingMessage,
   res: ServerResponse,
 ): void {
-  const [type, circuit, property] = segments;
-  if (type === undefined || segments.length > 3 || (circuit === undefined && type !== 'all')) {
+  const [, type, circuit, property] = segments;
+  if (type === undefined || segments.length > 4 || (circuit === undefined && type !== 'all')) {
     throw new RequestError(404, 'NotFound', `no such resource: ${req.url}`);
   }
   switch (req.method) {

@@ -98,10 +98,10 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
   }
   switch (segments[0]) {
     case 'rest':
-      handleDeviceRoute(ctx, 'form', segments.slice(1), req, res);
+      handleDeviceRoute(ctx, 'form', segments, req, res);
       return;
     case 'json':
-      handleDeviceRoute(ctx, 'json', segments.slice(1), req, res);
+      handleDeviceRoute(ctx, 'json', segments, req, res);
       return;
     case 'bulk':
       if (segments.length !== 1) break;

@@ -149,7 +149,7 @@ function main(): void {
     // The level in force (--debug wins) and the file only if it is really written.
     output: (summary) => output(`${summary.replace(/^Logging: .*$/m, `Logging: ${level}${logFile ? ` to ${logFilePath}` : ''}`)}\n`),
     traceModbus: args.debug === true,
-    afterBursts: (server) => collectAfterBursts(server, mallocTrimAfterCollections()),
+    afterBursts: (requestsSeen) => collectAfterBursts(requestsSeen, mallocTrimAfterCollections()),
     });
   } catch (error) {
     // Interlocks and covers are bound to their outputs (by circuit or alias) once the devices exist.

@@ -1,6 +1,6 @@
 import { createServer as createListener, type Server as Listener, type Socket } from 'node:net';
-import type { Server } from 'node:http';
 import { apiGuards } from './api/access/guards.js';
+import { requestsSeen } from './api/http/admission.js';
 import { LISTEN_BACKLOG, createHttpServer, type HttpContext } from './api/http/server.js';
 import type { MetricsSource } from './api/http/metrics.js';
 import type { MqttBridge } from './api/mqtt/bridge.js';
@@ -38,8 +38,8 @@ export interface ServiceOptions {
   /** Writes the start-up summary (stderr and the log file). */
   output(text: string): void;
   traceModbus: boolean;
-  /** Runs after each burst of HTTP requests (memory hand-back); optional. */
-  afterBursts?(server: Server): void;
+  /** Given the HTTP server's running request count, sets up what runs after each burst (memory hand-back); optional. */
+  afterBursts?(requestsSeen: () => number): void;
 }
 
 export interface ReloadReport {
@@ -113,7 +113,7 @@ export function createService(options: ServiceOptions): Service {
   // connections); its connection tracking, which enforces the header and
   // request timeouts, starts on 'listening'.
   server.emit('listening');
-  options.afterBursts?.(server);
+  options.afterBursts?.(() => requestsSeen(server));
   const wsContext = { registry: runtime.registry, feed: runtime.feed, allFiltered: config.apis.websocket.allFiltered };
   let ws: WebSocketEndpoint | undefined;
   let hook: Webhook | undefined;

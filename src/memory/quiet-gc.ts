@@ -63,22 +63,20 @@ export function exposedGc(afterCollect?: () => void): (() => void) | undefined {
   };
 }
 
-/** Counts the server's requests and collects once per burst; returns undefined without gc(). */
-export function collectAfterBursts(
-  server: { on(event: 'request', listener: () => void): unknown },
-  afterCollect?: () => void,
-  tickMs = 1000,
-): QuietCollector | undefined {
+/**
+ * Reads the server's request count once a tick and collects once per burst;
+ * returns undefined without gc(). `requestsSeen` is a running total kept by
+ * someone already on the request path: a listener of our own would cost every request.
+ */
+export function collectAfterBursts(requestsSeen: () => number, afterCollect?: () => void, tickMs = 1000): QuietCollector | undefined {
   const gc = exposedGc(afterCollect);
   if (!gc) return undefined;
   const collector = new QuietCollector(gc);
-  let requests = 0;
-  server.on('request', () => {
-    requests++;
-  });
+  let counted = requestsSeen();
   setInterval(() => {
-    const seen = requests;
-    requests = 0;
+    const total = requestsSeen();
+    const seen = total - counted;
+    counted = total;
     collector.tick(seen);
   }, tickMs).unref();
   return collector;

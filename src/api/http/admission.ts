@@ -62,12 +62,26 @@ export interface AdmissionLimits {
 
 export interface AdmissionStats {
   open: number;
+  /** Requests seen, counted here so nothing else needs a 'request' listener (see requestsSeen). */
+  requests: number;
   evicted: number;
   refused: number;
   /** The parking lot's counts. */
   parking: ParkingStats;
   /** Errors of client sockets (resets, broken pipes), admitted, parked, refused or upgraded alike. */
   socketErrors: ClientSocketErrors;
+}
+
+const statsOf = new WeakMap<Server, AdmissionStats>();
+
+/**
+ * Requests `server` has seen, for whoever needs the request rate (the quiet
+ * collections). Each further 'request' listener costs every request: with more
+ * than one, Node copies the listener list per emit, and under the service's
+ * node options a second listener measured 1.4 µs of a GET's 22 (bench:get).
+ */
+export function requestsSeen(server: Server): number {
+  return statsOf.get(server)?.requests ?? 0;
 }
 
 /** How the upgrade handler tells admission that a connection became a WebSocket. */
@@ -182,7 +196,8 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
     upgradeMarks.set(bridge, () => lot.takeOver(bridge));
     for (const listener of httpListeners) listener.call(server, bridge);
   });
-  const stats: AdmissionStats = { open: 0, evicted: 0, refused: 0, parking: lot.stats, socketErrors: new ClientSocketErrors(log) };
+  const stats: AdmissionStats = { open: 0, requests: 0, evicted: 0, refused: 0, parking: lot.stats, socketErrors: new ClientSocketErrors(log) };
+  statsOf.set(server, stats);
 
   /** Moves a connection to `stage`; re-entering a stage makes it the youngest there. */
   const setStage = (socket: Socket, stage: Stage, answered = false): void => {
@@ -336,6 +351,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
   // Registered before the route handler's listener runs (createServer's), so
   // the stage is right before any handler awaits.
   server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+    stats.requests++;
     if (ParkingLot.isBridge(req.socket)) {
       const bridge: ConnectionBridge = req.socket;
       lot.requestStarted(bridge);

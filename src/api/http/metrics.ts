@@ -157,6 +157,7 @@ function httpFamilies(http: AdmissionStats): Family[] {
   const { parking } = http;
   return [
     single('iogate_http_connections', 'gauge', 'HTTP connections holding a slot (parked ones hold none).', http.open),
+    single('iogate_http_requests_total', 'counter', 'HTTP requests received, WebSocket upgrades not included.', http.requests),
     single('iogate_http_evicted_total', 'counter', 'Connections let go to make room for a newcomer.', http.evicted),
     single('iogate_http_refused_total', 'counter', 'Connections closed on arrival: no slot, and no room in the parking lot.', http.refused),
     single('iogate_http_parked_connections', 'gauge', 'Connections waiting in the parking lot.', parking.parked),

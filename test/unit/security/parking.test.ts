@@ -111,6 +111,7 @@ describe('parked connections', () => {
 
   test('a newcomer is answered, and answered again on the same connection (keep-alive)', async () => {
     const requestsBefore = await metric('iogate_http_parked_requests_total');
+    const allBefore = await metric('iogate_http_requests_total');
     const parked = await RawClient.open(port);
     const direct = await httpCall(daemon.baseUrl, '/rest/di/1_01');
     for (let i = 0; i < 3; i++) {
@@ -124,6 +125,8 @@ describe('parked connections', () => {
     holdersStillOpen();
     // Counted as parked: this one, httpCall's connections and the metrics requests.
     assert.ok((await metric('iogate_http_parked_requests_total')) >= requestsBefore + 3 + 1);
+    // Every request is counted, parked or not: the direct one, the three, and the metrics request itself.
+    assert.ok((await metric('iogate_http_requests_total')) >= allBefore + 1 + 3 + 1);
     assert.equal(await metric('iogate_http_connections'), PER_ADDRESS, 'the holders keep the slots');
     assert.equal(await metric('iogate_http_evicted_total'), 0);
   });

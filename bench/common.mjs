@@ -119,9 +119,10 @@ export function wrkVersion() {
 
 /**
  * Runs wrk and returns req/s, p50/p99 in ms, and the count of non-2xx/3xx replies.
- * `post`: { body, contentType } for the write benchmarks.
+ * `post`: { body, contentType } for the write benchmarks; `wrapper`: a command wrk runs under
+ * (e.g. ['taskset', '-c', '1']).
  */
-export async function runWrk(url, { seconds, threads, connections, post }) {
+export async function runWrk(url, { seconds, threads, connections, post, wrapper = [] }) {
   const args = [`-t${threads}`, `-c${connections}`, `-d${seconds}s`, '--latency'];
   const env = { ...process.env };
   if (post) {
@@ -129,7 +130,8 @@ export async function runWrk(url, { seconds, threads, connections, post }) {
     env.BENCH_BODY = post.body;
     env.BENCH_CONTENT_TYPE = post.contentType;
   }
-  const child = spawn('wrk', [...args, url], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const command = [...wrapper, 'wrk', ...args, url];
+  const child = spawn(command[0], command.slice(1), { env, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (chunk) => (output += chunk));
   const [code] = await once(child, 'exit');

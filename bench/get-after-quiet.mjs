@@ -1,0 +1,187 @@
+// `npm run bench:get-quiet`: what a quiet spell does to the GET hot path.
+//
+// bench:get keeps every server alive and measures them in turn, so each one
+// sits idle while the others are measured, and what happens to a process in
+// those idle spells (the daemon's quiet collections, V8's own collections)
+// is mixed into its figures. Here one server lives at a time: it starts,
+// is warmed up, measured once ("before"), and then measured again after each
+// of --quiet-spells spells of --quiet seconds without requests ("after").
+// During a spell wrk loads the bare server instead (--quiet-load, the default)
+// as bench:get does, or nothing (--no-quiet-load).
+//
+// Configurations (repeated --reps times, interleaved, each in a fresh process):
+//   the daemon with the service unit's node options, always;
+//   --variant 'name=--opt --opt'  the daemon with these node options ('' = none);
+//   --drop 'name=--opt,--opt'     the daemon with the unit's options less these;
+//   --bare-gc                     the bare server with the unit's options and
+//                                 V8's gc() twice at the start of each spell,
+//                                 as the daemon's quiet collections do.
+// Per round: CPU per request split into user and system time (/proc/<pid>/stat).
+// `--pin` puts the server on
+// CPU 0 and wrk on CPU 1, for steadier figures on a 2-core machine.
+// Ends with one JSON line: per configuration, the medians before and after.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BENCH_DIR, captureReply, ensureWrk, fmt, freePort, log, median, runWrk, serviceNodeOptions, spawnBare, spawnDaemon, stop, waitForAnswer } from './common.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    reps: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '5' },
+    quiet: { type: 'string', default: '15' },
+    'quiet-spells': { type: 'string', default: '3' },
+    'quiet-load': { type: 'boolean', default: true },
+    variant: { type: 'string', multiple: true, default: [] },
+    drop: { type: 'string', multiple: true, default: [] },
+    'bare-gc': { type: 'boolean', default: false },
+    pin: { type: 'boolean', default: false },
+    path: { type: 'string', default: '/rest/do/1_01' },
+  },
+  allowNegative: true,
+});
+const REPS = Math.max(1, Math.round(Number(args.reps)));
+const SECONDS = Number(args.seconds);
+const QUIET_S = Number(args.quiet);
+const SPELLS = Math.max(1, Math.round(Number(args['quiet-spells'])));
+if (!(SECONDS > 0) || !(QUIET_S >= 0)) throw new Error('--seconds and --quiet take positive numbers');
+const CONFIG = join(BENCH_DIR, 'config.yaml');
+const UNIT = serviceNodeOptions();
+// gc() twice on SIGUSR2: what src/memory/quiet-gc.ts does after a burst, for the bare server.
+const GC_ON_SIGNAL = "process.on('SIGUSR2',()=>{gc();gc()})";
+
+const named = (spec) => {
+  const equals = spec.indexOf('=');
+  if (equals <= 0) throw new Error(`expected name=value, got '${spec}'`);
+  return [spec.slice(0, equals), spec.slice(equals + 1)];
+};
+const words = (text) => (text.trim() === '' ? [] : text.trim().split(/\s+/));
+const configs = [
+  { name: 'iogate', nodeOptions: UNIT },
+  ...args.variant.map((spec) => {
+    const [name, options] = named(spec);
+    return { name, nodeOptions: words(options) };
+  }),
+  ...args.drop.map((spec) => {
+    const [name, options] = named(spec);
+    const dropped = new Set(options.split(','));
+    return { name, nodeOptions: UNIT.filter((option) => !dropped.has(option)) };
+  }),
+  { name: 'bare', bare: true, nodeOptions: [] },
+  ...(args['bare-gc'] ? [{ name: 'bare-gc', bare: true, gcInSpells: true, nodeOptions: UNIT }] : []),
+];
+
+/** utime and stime of a process, in seconds. */
+function times(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
+}
+
+/** wrk, pinned to CPU 1 with --pin. */
+function wrk(url, seconds) {
+  return runWrk(url, { seconds, threads: 2, connections: 16, wrapper: args.pin ? ['taskset', '-c', '1'] : undefined });
+}
+
+function pin(pid) {
+  if (!args.pin) return;
+  const child = spawn('taskset', ['-a', '-pc', '0', String(pid)], { stdio: 'ignore' });
+  return new Promise((resolve) => child.once('exit', resolve));
+}
+
+async function startServer(config, repliesFile) {
+  const port = await freePort();
+  let child;
+  if (config.bare) {
+    // The hook goes in through --import of a data: URL, so the bare server's own file stays as it is.
+    const hook = config.gcInSpells ? ['--import', `data:text/javascript,${encodeURIComponent(GC_ON_SIGNAL)}`] : [];
+    child = await spawnBare(port, repliesFile, [...config.nodeOptions, ...hook]);
+  } else {
+    child = spawnDaemon(CONFIG, port, { nodeOptions: config.nodeOptions }).child;
+    await waitForAnswer(port, args.path, child);
+  }
+  await pin(child.pid);
+  return { child, url: `http://127.0.0.1:${port}${args.path}` };
+}
+
+async function measure(server) {
+  const from = times(server.child.pid);
+  const result = await wrk(server.url, SECONDS);
+  const to = times(server.child.pid);
+  const perRequest = (seconds) => (seconds * 1e6) / result.requests;
+  return {
+    userUs: perRequest(to.user - from.user),
+    systemUs: perRequest(to.system - from.system),
+    cpuUs: perRequest(to.user - from.user + to.system - from.system),
+    rps: result.rps,
+  };
+}
+
+async function main() {
+  ensureWrk();
+  const work = mkdtempSync(join(tmpdir(), 'iogate-get-quiet-'));
+  const repliesFile = join(work, 'replies.json');
+  {
+    const port = await freePort();
+    const { child } = spawnDaemon(CONFIG, port, {});
+    await waitForAnswer(port, args.path, child);
+    const reply = await captureReply(port, args.path);
+    writeFileSync(repliesFile, JSON.stringify({ [args.path]: { headers: reply.headers, body: reply.body } }));
+    await stop(child);
+  }
+  // The load during the spells goes to a bare server of its own, alive throughout.
+  const loadPort = await freePort();
+  const loadServer = await spawnBare(loadPort, repliesFile, []);
+  const loadUrl = `http://127.0.0.1:${loadPort}${args.path}`;
+  const loadBefore = loadavg()[0];
+  log(`${configs.length} configurations × ${REPS}, one process at a time: warm-up, a round, then ${SPELLS} × (${QUIET_S} s quiet${args['quiet-load'] ? ' with wrk on another server' : ''}, a round of ${SECONDS} s)`);
+
+  const results = Object.fromEntries(configs.map((config) => [config.name, []]));
+  for (let rep = 1; rep <= REPS; rep++) {
+    for (const config of configs) {
+      const server = await startServer(config, repliesFile);
+      await wrk(server.url, 2);
+      const rounds = [await measure(server)];
+      for (let spell = 0; spell < SPELLS; spell++) {
+        if (config.gcInSpells) server.child.kill('SIGUSR2');
+        if (args['quiet-load']) await wrk(loadUrl, QUIET_S);
+        else await sleep(QUIET_S * 1000);
+        rounds.push(await measure(server));
+      }
+      await stop(server.child);
+      results[config.name].push(rounds);
+      const cell = (r) => `${fmt(r.cpuUs, 1)} (u ${fmt(r.userUs, 1)})`;
+      log(`${config.name.padEnd(12)} rep ${rep}: before ${cell(rounds[0])}  after ${rounds.slice(1).map(cell).join('  ')}`);
+    }
+  }
+  await stop(loadServer);
+
+  const summary = {};
+  for (const config of configs) {
+    const before = results[config.name].map((rounds) => rounds[0].cpuUs);
+    const after = results[config.name].flatMap((rounds) => rounds.slice(1).map((r) => r.cpuUs));
+    summary[config.name] = {
+      node_flags: config.nodeOptions.join(' '),
+      gc_in_spells: Boolean(config.gcInSpells),
+      cpu_us_before: round2(median(before)),
+      cpu_us_after: round2(median(after)),
+      after_over_before: round2(median(after) / median(before)),
+    };
+  }
+  const bareAfter = summary.bare.cpu_us_after;
+  log('| configuration | µs CPU / request before a quiet spell | after | after / before | bare / it, after |');
+  log('|---|---:|---:|---:|---:|');
+  for (const [name, figures] of Object.entries(summary)) {
+    log(`| ${name} | ${fmt(figures.cpu_us_before, 1)} | ${fmt(figures.cpu_us_after, 1)} | ${fmt(figures.after_over_before, 2)}× | ${fmt(bareAfter / figures.cpu_us_after, 2)}× |`);
+  }
+  console.log(JSON.stringify({ path: args.path, reps: REPS, seconds: SECONDS, quiet_s: QUIET_S, quiet_load: args['quiet-load'], pinned: args.pin, load_average: [loadBefore, loadavg()[0]].map(round2), configurations: summary }));
+}
+
+const round2 = (value) => Math.round(value * 100) / 100;
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -41,6 +41,18 @@ export function inheritedEnvironment() {
   return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('NODE_')));
 }
 
+/** Splits a `name=value` command-line spec (the benches' --variant and the like). */
+export function namedSpec(spec) {
+  const equals = spec.indexOf('=');
+  if (equals <= 0) throw new Error(`expected name=value, got '${spec}'`);
+  return [spec.slice(0, equals), spec.slice(equals + 1)];
+}
+
+/** Node options written as one string ('' = none) as the list spawn takes. */
+export function optionWords(text) {
+  return text.trim() === '' ? [] : text.trim().split(/\s+/);
+}
+
 /** Node options the service unit starts the daemon with (`ExecStart=/usr/bin/node <options> …iogate.js`). */
 export function serviceNodeOptions() {
   const execStart = /^ExecStart=(.*)$/m.exec(readFileSync(SERVICE_UNIT, 'utf8'))?.[1] ?? '';
@@ -339,11 +351,17 @@ export async function captureReply(port, path) {
 
 const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
 
-export function cpuSeconds(pid) {
+/** User and system CPU time of a process, in seconds. */
+export function cpuTimes(pid) {
   // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  return { user: Number(fields[11]) / CLOCK_TICKS, system: Number(fields[12]) / CLOCK_TICKS };
+}
+
+export function cpuSeconds(pid) {
+  const { user, system } = cpuTimes(pid);
+  return user + system;
 }
 
 /**

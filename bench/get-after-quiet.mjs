@@ -21,12 +21,29 @@
 // CPU 0 and wrk on CPU 1, for steadier figures on a 2-core machine.
 // Ends with one JSON line: per configuration, the medians before and after.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BENCH_DIR, captureReply, ensureWrk, fmt, freePort, log, median, runWrk, serviceNodeOptions, spawnBare, spawnDaemon, stop, waitForAnswer } from './common.mjs';
+import {
+  BENCH_DIR,
+  captureReply,
+  cpuTimes,
+  ensureWrk,
+  fmt,
+  freePort,
+  log,
+  median,
+  namedSpec,
+  optionWords,
+  runWrk,
+  serviceNodeOptions,
+  spawnBare,
+  spawnDaemon,
+  stop,
+  waitForAnswer,
+} from './common.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -53,32 +70,20 @@ const UNIT = serviceNodeOptions();
 // gc() twice on SIGUSR2: what src/memory/quiet-gc.ts does after a burst, for the bare server.
 const GC_ON_SIGNAL = "process.on('SIGUSR2',()=>{gc();gc()})";
 
-const named = (spec) => {
-  const equals = spec.indexOf('=');
-  if (equals <= 0) throw new Error(`expected name=value, got '${spec}'`);
-  return [spec.slice(0, equals), spec.slice(equals + 1)];
-};
-const words = (text) => (text.trim() === '' ? [] : text.trim().split(/\s+/));
 const configs = [
   { name: 'iogate', nodeOptions: UNIT },
   ...args.variant.map((spec) => {
-    const [name, options] = named(spec);
-    return { name, nodeOptions: words(options) };
+    const [name, options] = namedSpec(spec);
+    return { name, nodeOptions: optionWords(options) };
   }),
   ...args.drop.map((spec) => {
-    const [name, options] = named(spec);
+    const [name, options] = namedSpec(spec);
     const dropped = new Set(options.split(','));
     return { name, nodeOptions: UNIT.filter((option) => !dropped.has(option)) };
   }),
   { name: 'bare', bare: true, nodeOptions: [] },
   ...(args['bare-gc'] ? [{ name: 'bare-gc', bare: true, gcInSpells: true, nodeOptions: UNIT }] : []),
 ];
-
-/** utime and stime of a process, in seconds. */
-function times(pid) {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return { user: Number(fields[11]) / 100, system: Number(fields[12]) / 100 };
-}
 
 /** wrk, pinned to CPU 1 with --pin. */
 function wrk(url, seconds) {
@@ -107,9 +112,9 @@ async function startServer(config, repliesFile) {
 }
 
 async function measure(server) {
-  const from = times(server.child.pid);
+  const from = cpuTimes(server.child.pid);
   const result = await wrk(server.url, SECONDS);
-  const to = times(server.child.pid);
+  const to = cpuTimes(server.child.pid);
   const perRequest = (seconds) => (seconds * 1e6) / result.requests;
   return {
     userUs: perRequest(to.user - from.user),

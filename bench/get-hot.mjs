@@ -46,6 +46,8 @@ import {
   log,
   median,
   memoryOf,
+  namedSpec,
+  optionWords,
   memorySampler,
   runWrk,
   serviceNodeOptions,
@@ -84,19 +86,14 @@ const CONFIG = join(BENCH_DIR, 'config.yaml');
 const PROBE = ['--require', join(BENCH_DIR, 'probe.cjs')];
 const UNIT_OPTIONS = serviceNodeOptions();
 
-const named = (spec) => {
-  const equals = spec.indexOf('=');
-  if (equals <= 0) throw new Error(`expected name=value, got '${spec}'`);
-  return [spec.slice(0, equals), spec.slice(equals + 1)];
-};
 const variants = [
   { name: 'iogate', bundle: BUNDLE, nodeOptions: UNIT_OPTIONS },
   ...args.variant.map((spec) => {
-    const [name, options] = named(spec);
-    return { name, bundle: BUNDLE, nodeOptions: options.trim() === '' ? [] : options.trim().split(/\s+/) };
+    const [name, options] = namedSpec(spec);
+    return { name, bundle: BUNDLE, nodeOptions: optionWords(options) };
   }),
   ...args.bundle.map((spec) => {
-    const [name, bundle] = named(spec);
+    const [name, bundle] = namedSpec(spec);
     return { name, bundle, nodeOptions: UNIT_OPTIONS };
   }),
 ];
@@ -158,9 +155,9 @@ async function main() {
   const bareChild = await spawnBare(barePort, join(work, 'replies.json'), args.allocations ? PROBE : [], { ipc: args.allocations });
   const bare = { name: 'bare', nodeOptions: [], child: bareChild, pid: bareChild.pid, url: `http://127.0.0.1:${barePort}${args.path}`, rounds: [] };
   for (const spec of args['bare-variant']) {
-    const [name, options] = named(spec);
+    const [name, options] = namedSpec(spec);
     if (servers.some((server) => server.name === name) || name === 'bare') throw new Error(`variant name ${name} is taken`);
-    const nodeOptions = options.trim() === '' ? [] : options.trim().split(/\s+/);
+    const nodeOptions = optionWords(options);
     const port = await freePort();
     const child = await spawnBare(port, join(work, 'replies.json'), nodeOptions);
     servers.push({ name, nodeOptions, bundle: 'bench/bare-server.mjs', child, pid: child.pid, url: `http://127.0.0.1:${port}${args.path}`, rounds: [], bareServer: true });

@@ -16,6 +16,9 @@
 //   --bare-gc                     the bare server with the unit's options and
 //                                 V8's gc() twice at the start of each spell,
 //                                 as the daemon's quiet collections do.
+// --start-idle S: each process first sits S seconds without requests after
+// start-up (as a daemon does between boot and its first client), then the
+// warm-up. The spell's load follows --quiet-load.
 // Per round: CPU per request split into user and system time (/proc/<pid>/stat).
 // `--pin` puts the server on
 // CPU 0 and wrk on CPU 1, for steadier figures on a 2-core machine.
@@ -51,6 +54,7 @@ const { values: args } = parseArgs({
     seconds: { type: 'string', default: '5' },
     quiet: { type: 'string', default: '15' },
     'quiet-spells': { type: 'string', default: '3' },
+    'start-idle': { type: 'string', default: '0' },
     'quiet-load': { type: 'boolean', default: true },
     variant: { type: 'string', multiple: true, default: [] },
     drop: { type: 'string', multiple: true, default: [] },
@@ -64,7 +68,8 @@ const REPS = Math.max(1, Math.round(Number(args.reps)));
 const SECONDS = Number(args.seconds);
 const QUIET_S = Number(args.quiet);
 const SPELLS = Math.max(1, Math.round(Number(args['quiet-spells'])));
-if (!(SECONDS > 0) || !(QUIET_S >= 0)) throw new Error('--seconds and --quiet take positive numbers');
+const START_IDLE_S = Number(args['start-idle']);
+if (!(SECONDS > 0) || !(QUIET_S >= 0) || !(START_IDLE_S >= 0)) throw new Error('--seconds, --quiet and --start-idle take positive numbers');
 const CONFIG = join(BENCH_DIR, 'config.yaml');
 const UNIT = serviceNodeOptions();
 // gc() twice on SIGUSR2: what src/memory/quiet-gc.ts does after a burst, for the bare server.
@@ -141,18 +146,22 @@ async function main() {
   const loadServer = await spawnBare(loadPort, repliesFile, []);
   const loadUrl = `http://127.0.0.1:${loadPort}${args.path}`;
   const loadBefore = loadavg()[0];
-  log(`${configs.length} configurations × ${REPS}, one process at a time: warm-up, a round, then ${SPELLS} × (${QUIET_S} s quiet${args['quiet-load'] ? ' with wrk on another server' : ''}, a round of ${SECONDS} s)`);
+  log(`${configs.length} configurations × ${REPS}, one process at a time: ${START_IDLE_S > 0 ? `${START_IDLE_S} s idle, ` : ''}warm-up, a round, then ${SPELLS} × (${QUIET_S} s quiet${args['quiet-load'] ? ' with wrk on another server' : ''}, a round of ${SECONDS} s)`);
 
   const results = Object.fromEntries(configs.map((config) => [config.name, []]));
+  const spell = async (seconds) => {
+    if (args['quiet-load']) await wrk(loadUrl, seconds);
+    else await sleep(seconds * 1000);
+  };
   for (let rep = 1; rep <= REPS; rep++) {
     for (const config of configs) {
       const server = await startServer(config, repliesFile);
+      if (START_IDLE_S > 0) await spell(START_IDLE_S);
       await wrk(server.url, 2);
       const rounds = [await measure(server)];
-      for (let spell = 0; spell < SPELLS; spell++) {
+      for (let n = 0; n < SPELLS; n++) {
         if (config.gcInSpells) server.child.kill('SIGUSR2');
-        if (args['quiet-load']) await wrk(loadUrl, QUIET_S);
-        else await sleep(QUIET_S * 1000);
+        await spell(QUIET_S);
         rounds.push(await measure(server));
       }
       await stop(server.child);
@@ -181,7 +190,7 @@ async function main() {
   for (const [name, figures] of Object.entries(summary)) {
     log(`| ${name} | ${fmt(figures.cpu_us_before, 1)} | ${fmt(figures.cpu_us_after, 1)} | ${fmt(figures.after_over_before, 2)}× | ${fmt(bareAfter / figures.cpu_us_after, 2)}× |`);
   }
-  console.log(JSON.stringify({ path: args.path, reps: REPS, seconds: SECONDS, quiet_s: QUIET_S, quiet_load: args['quiet-load'], pinned: args.pin, load_average: [loadBefore, loadavg()[0]].map(round2), configurations: summary }));
+  console.log(JSON.stringify({ path: args.path, reps: REPS, seconds: SECONDS, quiet_s: QUIET_S, start_idle_s: START_IDLE_S, quiet_load: args['quiet-load'], pinned: args.pin, load_average: [loadBefore, loadavg()[0]].map(round2), configurations: summary }));
 }
 
 const round2 = (value) => Math.round(value * 100) / 100;

@@ -5,6 +5,7 @@ import { RequestError } from '../../errors.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
 import type { ApiGuards } from '../access/guards.js';
 import { crossSiteRefusal } from '../access/origin.js';
+import { endWithReply } from '../http/final-reply.js';
 import { errorBody } from '../http/respond.js';
 
 // The checks a WebSocket upgrade passes before it becomes a connection:
@@ -36,5 +37,5 @@ export function refuseUpgrade(socket: Duplex, error: RequestError): void {
     'Connection: close',
     ...(error.status === 401 ? Object.entries(CHALLENGE_HEADERS).map(([name, value]) => `${name}: ${value}`) : []),
   ];
-  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+  endWithReply(socket, `${headers.join('\r\n')}\r\n\r\n${body}`);
 }

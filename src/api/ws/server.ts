@@ -6,6 +6,7 @@ import type { Scope } from '../access/auth.js';
 import type { ApiGuards } from '../access/guards.js';
 import { markUpgraded } from '../http/admission.js';
 import { wantsMeta } from '../http/device-routes.js';
+import { endWithReply } from '../http/final-reply.js';
 import { pathSegments } from '../http/server.js';
 import { runCommand, type WsCommandContext } from './commands.js';
 import { OutgoingBatch, WsClient } from './client.js';
@@ -74,7 +75,7 @@ export function attachWebSocket(
   const onUpgrade = (req: IncomingMessage, upgraded: Duplex, head: Buffer): void => {
     const socket = markUpgraded(upgraded);
     if (!isWebSocketPath(req.url ?? '/')) {
-      socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      endWithReply(socket, 'HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
       return;
     }
     const decision = admitUpgrade(req, guards, clients.size);

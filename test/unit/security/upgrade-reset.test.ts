@@ -226,5 +226,55 @@ for (const [mode, limits] of [
       assert.equal(await metric(), before + 1);
       await assertServing(daemon);
     });
+
+    // After a refusal nothing read the connection: a client that went on
+    // writing filled its buffers, and the connection stayed open (FIN-WAIT-2,
+    // its input held) for as long as the client kept it, its FIN never read.
+    const openConnections = async (): Promise<number> =>
+      Number(/^iogate_http_connections (\d+)$/m.exec((await httpCall(daemon.baseUrl, '/metrics', { headers: bearer(READ) })).text)?.[1]);
+
+    /** Sends the upgrade, waits for the refusal, then writes on; `then` says whether it half-closes after 512 KB or keeps writing. Resolves with the refusal once the daemon closed the connection. */
+    async function refusedThenWriting(refusal: Refusal, then: 'half-close' | 'keep writing'): Promise<string> {
+      // Half-open allowed: the daemon's FIN must not end the client's side for it.
+      const socket: Socket = connect({ port, host: '127.0.0.1', allowHalfOpen: true });
+      socket.on('error', () => undefined);
+      await once(socket, 'connect');
+      await written(socket, upgradeRequest(port, refusal));
+      socket.setEncoding('latin1');
+      let reply = '';
+      socket.on('data', (chunk: string) => (reply += chunk));
+      // Not once(): that rejects on the 'error' (EPIPE, a reset) a cut-off brings.
+      const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+      while (!reply.includes('\r\n')) await once(socket, 'data');
+      const chunk = Buffer.alloc(64 * 1024, 0x41);
+      if (then === 'half-close') {
+        for (let i = 0; i < 8; i++) socket.write(chunk);
+        socket.end();
+      } else {
+        const writing = setInterval(() => {
+          try {
+            if (socket.writable) socket.write(chunk);
+          } catch {
+            // The daemon cut the connection off (EPIPE): what the test waits for.
+          }
+        }, 20);
+        void closed.then(() => clearInterval(writing));
+      }
+      await closed;
+      return reply;
+    }
+
+    for (const then of ['half-close', 'keep writing'] as const) {
+      test(`refused upgrades whose client then writes on and ${then === 'half-close' ? 'closes its side' : 'never closes'}: the daemon closes them`, async () => {
+        const before = await openConnections();
+        // Both ways to a refusal: the path (404) and the guards (403).
+        const replies = await Promise.all([REFUSALS[0]!, REFUSALS[1]!].map((refusal) => refusedThenWriting(refusal, then)));
+        assert.match(replies[0]!, /^HTTP\/1\.1 404 /);
+        assert.match(replies[1]!, /^HTTP\/1\.1 403 /);
+        for (let i = 0; i < 200 && (await openConnections()) > before; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+        assert.equal(await openConnections(), before, 'the refused connections no longer hold a slot');
+        await assertServing(daemon);
+      });
+    }
   });
 }

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 // The daemon under fuzz: the built bundle, started as the service unit starts
@@ -29,6 +29,8 @@ export interface WatchedDaemon {
   output(): string;
   /** Resident set size now, in MB (undefined once gone). */
   rssMb(): number | undefined;
+  /** Open file descriptors now (sockets included; undefined once gone). */
+  openFiles(): number | undefined;
   stop(): Promise<number | null>;
 }
 
@@ -77,6 +79,13 @@ export async function startDaemon(bundle: string, configFile: string, cwd: strin
       try {
         const kb = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1];
         return kb === undefined ? undefined : Number(kb) / 1024;
+      } catch {
+        return undefined;
+      }
+    },
+    openFiles() {
+      try {
+        return readdirSync(`/proc/${child.pid}/fd`).length;
       } catch {
         return undefined;
       }

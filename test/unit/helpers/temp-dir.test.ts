@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { test } from 'node:test';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -59,4 +59,22 @@ test('each call gives a fresh directory with the prefix, existing until exit', (
   const second = tempDir('iogate-tempdir-test-');
   assert.notEqual(first, second);
   assert.ok(existsSync(first) && existsSync(second));
+});
+
+test('no test, fuzz or bench file makes a temp directory except through tempDir', () => {
+  const helpers = new Set(['test/helpers/temp-dir.ts', 'bench/common.mjs', 'test/unit/helpers/temp-dir.test.ts']);
+  const offenders: string[] = [];
+  const visit = (dir: string): void => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = `${dir}/${entry.name}`;
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules' && entry.name !== 'results') visit(path);
+      } else if (/\.(ts|mts|mjs|js|cjs)$/.test(entry.name) && !helpers.has(path) && /\bmkdtemp(Sync)?\(/.test(readFileSync(path, 'utf8'))) {
+        offenders.push(path);
+      }
+    }
+  };
+  visit('test');
+  visit('bench');
+  assert.deepEqual(offenders, [], 'these call mkdtemp directly; use tempDir (test/helpers/temp-dir.ts or bench/common.mjs), which removes the directory at exit');
 });

@@ -19,15 +19,14 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { inheritedEnvironment, serviceEnvironment, serviceNodeOptions } from './common.mjs';
+import { inheritedEnvironment, serviceEnvironment, serviceNodeOptions, tempDir } from './common.mjs';
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 const BUNDLE = process.env.ABUSE_BUNDLE ?? fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
@@ -130,7 +129,7 @@ async function startDaemon(config, bundle = BUNDLE) {
 
 /** bench/bare-server.mjs answering the normal client's path with iogate's reply, on a free port; `nodeOptions`: the service unit's, or node's own. */
 async function startBare(replyFrom, nodeOptions = process.env.ABUSE_BARE_OPTIONS === 'service') {
-  const work = mkdtempSync(join(tmpdir(), 'iogate-abuse-bare-'));
+  const work = tempDir('iogate-abuse-bare-');
   const replies = join(work, 'replies.json');
   writeFileSync(replies, JSON.stringify({ '/rest/di/1_01': replyFrom, '/version': replyFrom }));
   const options = nodeOptions ? serviceNodeOptions() : [];
@@ -558,7 +557,7 @@ const fmt = (value, digits = 1) => (value === null || value === undefined ? '–
 
 async function main() {
   if (ensureDescriptors()) return;
-  const work = mkdtempSync(join(tmpdir(), 'iogate-abuse-'));
+  const work = tempDir('iogate-abuse-');
   const config = join(work, 'config.yaml');
   writeFileSync(config, `${readFileSync(join(BENCH_DIR, 'config.yaml'), 'utf8')}\napis:\n  websocket:\n    enabled: true\n`);
   const only = process.env.ABUSE_ONLY?.split(',');

@@ -2,7 +2,7 @@
 // free ports, and what /proc says about a process (CPU time, memory).
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
@@ -76,6 +76,29 @@ export function serviceEnvironment() {
     }
   }
   return env;
+}
+
+const tempDirs = [];
+
+/**
+ * A fresh `<tmpdir>/<prefix>XXXXXX` for a bench's configs and daemon state,
+ * removed when the bench process exits (as test/helpers/temp-dir.ts does for
+ * the tests), so runs do not pile up in /tmp. A removal that fails is skipped.
+ */
+export function tempDir(prefix) {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  if (tempDirs.push(dir) === 1) {
+    process.on('exit', () => {
+      for (const made of tempDirs) {
+        try {
+          rmSync(made, { recursive: true, force: true, maxRetries: 2 });
+        } catch {
+          // Left behind; nothing a bench can do about it at exit.
+        }
+      }
+    });
+  }
+  return dir;
 }
 
 export function log(message) {
@@ -224,7 +247,7 @@ export async function spawnBare(port, repliesFile, nodeOptions = [], { ipc = fal
 export async function startContentionBoards({ name, scanHz, inputHz, wsClients }) {
   const simA = await spawnSim([['00', 1], ['0A', 2], ['0A', 3]]);
   const simB = await spawnSim([['0A', 1], ['08', 2]]);
-  const work = mkdtempSync(join(tmpdir(), `iogate-${name}-`));
+  const work = tempDir(`iogate-${name}-`);
   const config = join(work, 'config.yaml');
   const fast = inputHz > 0 ? `, input_scan_frequency: ${inputHz}` : '';
   writeFileSync(

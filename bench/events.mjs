@@ -15,10 +15,10 @@
 // "send loop" the part of push spent handing the change to every socket.
 
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { tempDir } from './common.mjs';
 
 const now = () => performance.timeOrigin + performance.now();
 
@@ -37,7 +37,7 @@ async function runServerSide() {
   const scanHz = 50;
   const inputHz = Number(process.env.BENCH_INPUT_HZ ?? 0);
   const fastInputs = inputHz > 0 ? `        input_scan_frequency: ${inputHz}\n` : '';
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-bench-'));
+  const dir = tempDir('iogate-bench-');
   const file = join(dir, 'config.yaml');
   writeFileSync(
     file,

@@ -24,8 +24,8 @@
 // CPU 0 and wrk on CPU 1, for steadier figures on a 2-core machine.
 // Ends with one JSON line: per configuration, the medians before and after.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -46,6 +46,7 @@ import {
   spawnDaemon,
   stop,
   waitForAnswer,
+  tempDir,
 } from './common.mjs';
 
 const { values: args } = parseArgs({
@@ -131,7 +132,7 @@ async function measure(server) {
 
 async function main() {
   ensureWrk();
-  const work = mkdtempSync(join(tmpdir(), 'iogate-get-quiet-'));
+  const work = tempDir('iogate-get-quiet-');
   const repliesFile = join(work, 'replies.json');
   {
     const port = await freePort();

@@ -28,8 +28,8 @@
 //   { ratio_throughput, ratio_cpu, node_flags, variants: { name: {…} }, … }
 // (the ratios of the first daemon, the unit's options on the built bundle:
 // medians of the per-round ratios against the bare server's round next to it).
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -55,6 +55,7 @@ import {
   spawnDaemon,
   stop,
   waitForAnswer,
+  tempDir,
 } from './common.mjs';
 
 const { values: args } = parseArgs({
@@ -125,7 +126,7 @@ function gcCounter(child) {
 async function main() {
   if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing; run \`node build.mjs\` first (npm run bench:get does)`);
   ensureWrk();
-  const work = mkdtempSync(join(tmpdir(), 'iogate-get-hot-'));
+  const work = tempDir('iogate-get-hot-');
   const loadBefore = loadavg()[0];
   log(`${variants.length} daemon(s) and the bare server, ${ROUNDS} rounds of ${SECONDS} s, wrk -t${THREADS} -c${CONNECTIONS} GET ${args.path}`);
 

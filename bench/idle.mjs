@@ -40,8 +40,8 @@
 // Ends with one JSON line; the tables and that line go to bench/results/idle.{md,json}
 // (BENCH_OUT names another file; BENCH_OUT=- writes none).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -69,6 +69,7 @@ import {
   spawnSim,
   stop,
   waitForAnswer,
+  tempDir,
 } from './common.mjs';
 
 const { values: args } = parseArgs({
@@ -98,7 +99,7 @@ const NODE_OPTIONS = serviceNodeOptions();
 const NODE = args.node ? args.node.trim().split(/\s+/) : [process.execPath];
 const profiling = (key) => (args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-interval=50', `--cpu-prof-dir=${join(args['cpu-prof'], key)}`] : []);
 
-const work = mkdtempSync(join(tmpdir(), 'iogate-idle-'));
+const work = tempDir('iogate-idle-');
 const started = [];
 process.on('exit', () => started.forEach((child) => child.kill()));
 const track = (child) => (started.push(child), child);

@@ -16,18 +16,18 @@
 // CPU is given twice: utime + stime from /proc/<pid>/stat (clock ticks), and
 // the scheduler's run time of all threads (/proc/<pid>/task/*/schedstat, ns).
 // BENCH_REPEAT (default 2) repeats the measurement with the same processes.
-import { writeFileSync, mkdtempSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuSeconds, fmt, freePort, log, positive, runSeconds, spawnBare, spawnDaemon, spawnSim, stop, waitForAnswer } from './common.mjs';
+import { cpuSeconds, fmt, freePort, log, positive, runSeconds, spawnBare, spawnDaemon, spawnSim, stop, waitForAnswer, tempDir } from './common.mjs';
 
 const DURATION_S = positive('BENCH_DURATION', 30);
 const RATES = (process.env.BENCH_INPUT_HZ ?? '200,500,1000').split(',').map(Number);
 const REPEAT = positive('BENCH_REPEAT', 2);
 if (RATES.some((hz) => !(hz > 0 && hz <= 1000))) throw new Error('BENCH_INPUT_HZ: rates between 1 and 1000 Hz, comma-separated');
 
-const work = mkdtempSync(join(tmpdir(), 'iogate-input-cost-'));
+const work = tempDir('iogate-input-cost-');
 const processes = [];
 process.on('exit', () => processes.forEach(({ child, sim }) => [child, sim.child].forEach((process) => process.kill())));
 for (const inputHz of [0, ...RATES]) {

@@ -10,11 +10,10 @@
 // master, is the bottleneck.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { tsImport } from 'tsx/esm/api';
+import { tempDir } from './common.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const TRANSACTIONS = Number(process.env.BENCH_TRANSACTIONS ?? 5000);
@@ -112,7 +111,7 @@ function wireLimit(baud) {
   return { transactionMs, perSecond: 1000 / transactionMs };
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'iogate-bench-'));
+const dir = tempDir('iogate-bench-');
 const sim = join(root, 'dist/iogate-sim.js');
 const results = [];
 

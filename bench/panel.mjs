@@ -11,14 +11,15 @@
 //    changed devices are touched (a MutationObserver counts them).
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { WebSocketServer } from 'ws';
 import { chromium } from 'playwright-core';
+import { tempDir } from './common.mjs';
 
 const BUNDLE = fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
 const BENCH_CONFIG = fileURLToPath(new URL('./config.yaml', import.meta.url));
@@ -33,7 +34,7 @@ const CAUGHT_UP_MS = 100;
 
 /** With bench/config.yaml (530 devices), or the built-in one-board configuration (57) as the baseline. */
 async function startDaemon({ builtIn = false } = {}) {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-bench-panel-'));
+  const dir = tempDir('iogate-bench-panel-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, `alias_file: ${join(dir, 'alias.yaml')}\napis:\n  websocket:\n    enabled: true\n${readFileSync(BENCH_CONFIG, 'utf8')}`);
   const args = builtIn ? [] : ['--config', file];

@@ -17,8 +17,8 @@
 //   BENCH_IDLE_AFTER  seconds from start-up to the idle window (default 12)
 //   BENCH_ROUNDS    alternating rounds per GET (default 3)
 //   BENCH_THREADS, BENCH_CONNECTIONS  wrk -t / -c (default 2 / 16)
-import { existsSync, mkdtempSync, statSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { existsSync, statSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
@@ -48,6 +48,7 @@ import {
   stop,
   waitForAnswer,
   machineFacts,
+  tempDir,
 } from './common.mjs';
 
 const CONFIG = join(BENCH_DIR, 'config.yaml');
@@ -155,7 +156,7 @@ async function main() {
     }
   }
   log(`/rest/all lists ${deviceCount} devices (${allBytes} bytes)`);
-  const work = mkdtempSync(join(tmpdir(), 'iogate-bench-'));
+  const work = tempDir('iogate-bench-');
   writeFileSync(join(work, 'replies.json'), JSON.stringify(replies));
   const barePort = await freePort();
   const bare = await spawnBare(barePort, join(work, 'replies.json'));

@@ -20,13 +20,13 @@
 //   BENCH_BIRTHS    rebirths timed (default 20)
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connectAsync } from 'mqtt';
 import sparkplug from 'sparkplug-payload';
-import { BENCH_DIR, RESULTS, fmt, freePort, log, percentiles, positive, runSeconds, spawnDaemon, startContentionBoards, stop, waitForAnswer } from './common.mjs';
+import { BENCH_DIR, RESULTS, fmt, freePort, log, percentiles, positive, runSeconds, spawnDaemon, startContentionBoards, stop, waitForAnswer, tempDir } from './common.mjs';
 
 const tahu = sparkplug.get('spBv1.0');
 const SAMPLES = positive('BENCH_SAMPLES', 300);
@@ -49,7 +49,7 @@ const sparkplugSection = (url, node) => `  sparkplug:
 
 /** bench/config.yaml with an `apis:` section prepended (its own has none). */
 function benchConfig(name, apis) {
-  const dir = mkdtempSync(join(tmpdir(), `iogate-spb-${name}-`));
+  const dir = tempDir(`iogate-spb-${name}-`);
   const file = join(dir, 'config.yaml');
   const base = readFileSync(join(BENCH_DIR, 'config.yaml'), 'utf8');
   if (/^apis:/m.test(base)) throw new Error('bench/config.yaml has an apis: section; merge by hand');
@@ -59,7 +59,7 @@ function benchConfig(name, apis) {
 
 async function startMosquitto() {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-spb-mosq-'));
+  const dir = tempDir('iogate-spb-mosq-');
   writeFileSync(join(dir, 'm.conf'), `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
   const child = spawn('/usr/sbin/mosquitto', ['-c', join(dir, 'm.conf')], { stdio: 'ignore' });
   children.add(child);

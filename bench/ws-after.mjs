@@ -11,8 +11,7 @@
 // Environment: BENCH_DURATION (seconds per wrk run, default 5), BENCH_ROUNDS
 // (default 6), BENCH_THREADS / BENCH_CONNECTIONS (default 2 / 16), BENCH_WS_VISITS (default 1).
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import {
@@ -28,6 +27,7 @@ import {
   spawnDaemon,
   stop,
   waitForAnswer,
+  tempDir,
 } from './common.mjs';
 
 const DURATION_S = positive('BENCH_DURATION', 5);
@@ -39,7 +39,7 @@ const PATH = '/rest/do/1_01';
 
 ensureWrk();
 // bench/config.yaml with the WebSocket on, for both daemons.
-const config = join(mkdtempSync(join(tmpdir(), 'iogate-ws-after-')), 'config.yaml');
+const config = join(tempDir('iogate-ws-after-'), 'config.yaml');
 writeFileSync(config, `apis:\n  websocket:\n    enabled: true\n${readFileSync(join(BENCH_DIR, 'config.yaml'), 'utf8')}`);
 const start = async (label) => {
   const port = await freePort();

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { blockCommands, docBlocks, pointedAt, shownKeys } from '../helpers/doc-blocks.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // The docs' runnable shell blocks, verbatim through sh with the real curl
 // (which npm test cannot count on), against the built daemon's simulated
@@ -21,7 +21,7 @@ const skip = curlMissing();
 
 describe('the docs\' shell blocks, with curl', { skip }, () => {
   let daemon: SpawnedDaemon;
-  const curlHome = mkdtempSync(join(tmpdir(), 'iogate-curlrc-'));
+  const curlHome = tempDir('iogate-curlrc-');
   writeFileSync(join(curlHome, '.curlrc'), 'fail-with-body\nshow-error\n');
 
   before(async () => {

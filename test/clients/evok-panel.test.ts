@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { browserMissing, launchChromium, type LaunchedBrowser } from '../helpers/browser.js';
 import { clientsMissing, eventually, openEvokPanel, startRig, type Rig } from './rig.js';
+import { artifactsDir } from '../helpers/temp-dir.js';
 
 // EVOK's own web panel (evok-web-jq, unmodified), served by nginx as Unipi
 // ships it, in headless Chromium against the built daemon. The panel loads
@@ -17,8 +16,8 @@ import { clientsMissing, eventually, openEvokPanel, startRig, type Rig } from '.
 const skip = clientsMissing() ?? browserMissing();
 const run = promisify(execFile);
 
-/** Where screenshots go: IOGATE_CLIENTS_ARTIFACTS, or a fresh temp directory. */
-const ARTIFACTS = process.env.IOGATE_CLIENTS_ARTIFACTS ?? mkdtempSync(join(tmpdir(), 'iogate-clients-'));
+/** Where screenshots go: IOGATE_CLIENTS_ARTIFACTS (kept), or a fresh temp directory removed at exit. */
+const ARTIFACTS = artifactsDir('iogate-clients-');
 
 /** How a panel row shows its state: a DI's text, an output's flipswitch value. */
 const diText = (page: Page, circuit: string) => page.locator(`#unipi_di_${circuit}_value`).textContent();
@@ -94,7 +93,6 @@ for (const site of ['evok', 'iogate'] as const) {
       await eventually(async () => (await diText(page, '1_01')) === 'On', 'DI 1_01 shown On', 1000);
       await run('curl', ['-sS', '-X', 'POST', '-d', 'value=1', `${rig.nginx.baseUrl}/rest/ro/2_05`]);
       await eventually(async () => (await outputValue(page, 'ro', '2_05')) === '1', 'RO 2_05 shown on', 1000);
-      mkdirSync(ARTIFACTS, { recursive: true });
       for (const tab of ['outputs', 'inputs']) {
         await page.locator(`a[href="#${tab}"]`).click();
         const path = join(ARTIFACTS, `evok-panel-${site}-site-${tab}.png`);

@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../interop/free-port.js';
 import { clientsMissing, eventually, NODE_RED_NODES, startRig, type Rig } from './rig.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // Unipi's Node-RED nodes (node-red-contrib-unipi-evok, unmodified) in a real
 // Node-RED, connected to iogate through nginx with deploy/nginx-iogate.conf.
@@ -87,7 +87,7 @@ describe("Unipi's Node-RED nodes through nginx with deploy/nginx-iogate.conf", {
   before(async () => {
     await installNodeRed();
     rig = await startRig('iogate');
-    const userDir = mkdtempSync(join(tmpdir(), 'iogate-node-red-'));
+    const userDir = tempDir('iogate-node-red-');
     writeFileSync(join(userDir, 'package.json'), '{"name":"node-red-project","private":true}\n');
     // As a user installs them: from the folder, copied in (not linked).
     await run('npm', ['install', '--no-audit', '--no-fund', '--install-links', NODE_RED_NODES], { cwd: userDir, timeout: 300_000 });

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -8,6 +7,7 @@ import { browserMissing, launchChromium, seriousAxeViolations, type LaunchedBrow
 import { configFile, httpCall } from '../helpers/http-call.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
+import { artifactsDir } from '../helpers/temp-dir.js';
 
 // Cover cards of the built-in panel in Debian's Chromium, against the built
 // daemon and a relay board simulated in another process: open, stop and close
@@ -143,8 +143,7 @@ describe('cover cards in Chromium', { skip }, () => {
   });
 
   test('axe-core finds no serious or critical violation on the cover cards, in either theme; screenshots', async () => {
-    const dir = join(tmpdir(), 'iogate-cover-shots');
-    mkdirSync(dir, { recursive: true });
+    const dir = artifactsDir('iogate-cover-shots-');
     await httpCall(daemon.baseUrl, '/rest/cover/garage', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'command=close' });
     for (const colorScheme of ['light', 'dark'] as const) {
       const audit = await chromium.context({ colorScheme, bypassCSP: true, viewport: { width: 1280, height: 900 } });

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -9,6 +8,7 @@ import { FORM, bearer, configFile, httpCall } from '../helpers/http-call.js';
 import { startHeldWriteSlave } from '../helpers/held-write-slave.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
+import { artifactsDir, tempDir } from '../helpers/temp-dir.js';
 
 // The built-in panel in Debian's Chromium, against the built daemon polling
 // two simulated boards over Modbus TCP (each its own iogate-sim process, so
@@ -335,7 +335,7 @@ describe('panel in Chromium', { skip }, () => {
   });
 
   test('screenshots at phone and desktop widths in both themes', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-panel-shots-'));
+    const dir = artifactsDir('iogate-panel-shots-');
     const paths: string[] = [];
     await httpCall(rig.daemon.apiUrl, '/rest/do/1_02', { method: 'POST', headers: FORM, body: 'value=1' });
     for (const colorScheme of ['light', 'dark'] as const) {
@@ -384,7 +384,7 @@ describe('panel in Chromium', { skip }, () => {
     assert.ok(Number(style) < 1, `greyed (opacity ${style})`);
     assert.doesNotMatch(String(await page.locator('[data-key="do/1_01"]').getAttribute('class')), /\bq-/, 'a live board keeps its cards as they were');
     assert.equal(await page.locator('[data-key="do/1_01"] .age').isHidden(), true);
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-quality-shots-'));
+    const dir = artifactsDir('iogate-quality-shots-');
     // The board's header and its first cards, as a user scrolling to it sees them; and one card alone.
     await page.locator('section[data-board="2"] > h2').evaluate((heading) => window.scrollTo(0, heading.getBoundingClientRect().top + window.scrollY - 60));
     const path = join(dir, 'panel-offline-board.png');
@@ -445,7 +445,7 @@ describe('panel with the WebSocket off', { skip }, () => {
 async function heldWriteRig() {
   const slave = await startHeldWriteSlave();
   const { dir, file } = configFile(
-    [`alias_file: ${join(mkdtempSync(join(tmpdir(), 'iogate-panel-')), 'alias.yaml')}`, 'apis:', '  websocket:', '    enabled: true', 'comm_channels:', busYaml('HELD', slave.port, 1, '00')].join('\n'),
+    [`alias_file: ${join(tempDir('iogate-panel-'), 'alias.yaml')}`, 'apis:', '  websocket:', '    enabled: true', 'comm_channels:', busYaml('HELD', slave.port, 1, '00')].join('\n'),
     'iogate-panel-',
   );
   const daemon = await spawnDaemon(['--config', file], { cwd: dir }).catch(async (error) => {

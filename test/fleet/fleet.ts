@@ -1,12 +1,12 @@
 import type { ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SIM_BUNDLE, startSim, type SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 import { Mosquitto } from '../interop/peers/mosquitto.js';
 import { FleetHost } from './fleet-host.js';
 import { NetnsLink } from './netns.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // A fleet of iogate edge nodes on one machine, for the fleet test and the
 // fleet bench: 3 Mosquitto brokers on loopback, N bundled daemons (each its
@@ -89,7 +89,7 @@ function hookExit(): void {
 }
 
 export class Fleet {
-  readonly dir = mkdtempSync(join(tmpdir(), 'iogate-fleet-'));
+  readonly dir = tempDir('iogate-fleet-');
   readonly brokers: FleetBroker[] = [];
   readonly sims: SimProcess[] = [];
   readonly nodes: FleetNode[] = [];

@@ -1,10 +1,10 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { READ_TOKEN, WRITE_TOKEN } from './common.js';
 import { MODBUS_MODEL, MODBUS_TIMEOUT_MS } from './modbus-peer.js';
 import { TOPIC_PREFIX } from './mqtt-attack.js';
 import { OWSERVER_TIMEOUT_MS } from './owserver-peer.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // The daemon's configuration for a fuzz run, in a fresh directory (aliases
 // included): every API on, tokens required even on loopback (so refusals are
@@ -20,7 +20,7 @@ export interface PeerPorts {
 }
 
 export function writeConfig({ modbus, owserver, mqtt }: PeerPorts): { dir: string; file: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-fuzz-'));
+  const dir = tempDir('iogate-fuzz-');
   const file = join(dir, 'config.yaml');
   const lines = [
     'alias_file: alias.yaml',

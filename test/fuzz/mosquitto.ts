@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../interop/free-port.js';
 import { sleep } from './common.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // Mosquitto for the MQTT part of the fuzz: on loopback, anonymous, no
 // persistence, with its default message size limit (256 MB), so a huge
@@ -15,8 +15,6 @@ export const MOSQUITTO = '/usr/sbin/mosquitto';
 export interface Broker {
   port: number;
   child: ChildProcess;
-  /** Its configuration's directory, for the caller to remove. */
-  dir: string;
 }
 
 export function mosquittoInstalled(): boolean {
@@ -25,7 +23,7 @@ export function mosquittoInstalled(): boolean {
 
 export async function startMosquitto(): Promise<Broker> {
   const port = await freePort();
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-fuzz-mosquitto-'));
+  const dir = tempDir('iogate-fuzz-mosquitto-');
   const conf = join(dir, 'mosquitto.conf');
   writeFileSync(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\nlog_type error\n`);
   const child = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -39,7 +37,7 @@ export async function startMosquitto(): Promise<Broker> {
       });
       socket.once('error', () => resolve(false));
     });
-    if (accepting) return { port, child, dir };
+    if (accepting) return { port, child };
     await sleep(50);
   }
   child.kill('SIGKILL');

@@ -1,5 +1,4 @@
 import { randomInt } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
 import { READ_TOKEN, sleep, type Counters, type Peer, type Target } from './common.js';
@@ -134,11 +133,10 @@ async function main(): Promise<number> {
     say(`FAILURE: ${failure}`);
   };
 
-  const tempDirs: string[] = [];
-  // Whatever happens, every process started here is stopped, by its PID, and its files removed.
+  // Whatever happens, every process started here is stopped, by its PID. Registered before the
+  // first temp dir is made, so at exit the processes are gone before tempDir's hook removes their files.
   const killAll = () => {
     for (const child of children) if (child.exitCode === null && child.signalCode === null && child.pid) process.kill(child.pid, 'SIGKILL');
-    for (const dir of tempDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   };
   process.on('exit', killAll);
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -164,12 +162,10 @@ async function main(): Promise<number> {
     if (options.mqtt) {
       broker = await startMosquitto();
       children.push(broker.child);
-      tempDirs.push(broker.dir);
       broker.child.once('exit', (code, signal) => fail(`mosquitto exited with ${code ?? signal}`));
       say(`mosquitto pid ${broker.child.pid} on port ${broker.port}`);
     }
     const { dir, file } = writeConfig({ modbus: modbusPort, owserver: owserverPort, mqtt: broker?.port });
-    tempDirs.push(dir);
     say(`daemon config ${file}`);
     daemon = await startDaemon(options.daemon, file, dir, fail);
     children.push(daemon.child);

@@ -1,7 +1,6 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apiGuards } from '../../src/api/access/guards.js';
 import { createHttpServer } from '../../src/api/http/server.js';
@@ -13,6 +12,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { buildRuntime, type Runtime } from '../../src/runtime.js';
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
+import { tempDir } from './temp-dir.js';
 
 // The daemon built in-process from a config.yaml text and served on a free
 // port, so tests speak real HTTP to it and can still reach into the runtime
@@ -42,7 +42,7 @@ export function simulatorYaml(devices: Record<string, string>): string {
 }
 
 /** Start from `yaml`; pass the `dir` of an earlier daemon to restart on its files. */
-export async function startDaemon(yaml: string, dir = mkdtempSync(join(tmpdir(), 'iogate-test-'))): Promise<TestDaemon> {
+export async function startDaemon(yaml: string, dir = tempDir('iogate-test-')): Promise<TestDaemon> {
   const file = join(dir, 'config.yaml');
   writeFileSync(file, confinedYaml(yaml));
   const { config } = loadConfig({ file });

@@ -1,8 +1,8 @@
 import { request, type IncomingHttpHeaders } from 'node:http';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { confinedYaml } from './confined-config.js';
+import { tempDir } from './temp-dir.js';
 
 // Plain node:http requests, so tests control every header (Origin, Host,
 // Authorization) exactly, which browser-like fetch implementations may not.
@@ -47,7 +47,7 @@ export const FORM = { 'Content-Type': 'application/x-www-form-urlencoded' };
  * both paths. Aliases go to that directory, never to EVOK's /var/lib/evok.
  */
 export function configFile(yaml: string, prefix = 'iogate-security-'): { dir: string; file: string } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const dir = tempDir(prefix);
   const file = join(dir, 'config.yaml');
   writeFileSync(file, confinedYaml(yaml));
   return { dir, file };

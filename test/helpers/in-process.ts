@@ -1,7 +1,6 @@
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpServer } from '../../src/api/http/server.js';
 import { startWebhook, type Webhook, type WebhookOptions } from '../../src/api/webhook.js';
@@ -14,6 +13,7 @@ import type { Config } from '../../src/config/types.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { buildRuntime, type Runtime } from '../../src/runtime.js';
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
+import { tempDir } from './temp-dir.js';
 
 // The daemon's parts assembled in the test process, as main.ts assembles
 // them, so a test can move a simulated input exactly when it wants and look
@@ -58,7 +58,7 @@ export async function startGate(
   yaml: string = STILL_BOARD,
   { websocket, webhook, log = createLogger('CRITICAL') }: { websocket?: WebSocketOptions; webhook?: WebhookOptions; log?: Logger } = {},
 ): Promise<Gate> {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-gate-'));
+  const dir = tempDir('iogate-gate-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, confinedYaml(yaml));
   const { config } = loadConfig({ file });

@@ -1,10 +1,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect, createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { tempDir } from './temp-dir.js';
 
 // Eclipse Mosquitto on a free loopback port, and its command-line clients
 // (mosquitto_sub, mosquitto_pub) as the test's eyes and hands: what a user's
@@ -35,7 +35,7 @@ export class Mosquitto {
 
   static async start(): Promise<Mosquitto> {
     const port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-mosquitto-'));
+    const dir = tempDir('iogate-mosquitto-');
     const confFile = join(dir, 'mosquitto.conf');
     writeFileSync(confFile, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\n`);
     const mosquitto = new Mosquitto(port, confFile);

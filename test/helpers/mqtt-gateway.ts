@@ -1,5 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startMqtt, type MqttBridge } from '../../src/api/mqtt/bridge.js';
 import { findModel } from '../../src/boards/resolve.js';
@@ -7,6 +6,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/log.js';
 import { buildRuntime, type Runtime } from '../../src/runtime.js';
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
+import { tempDir } from './temp-dir.js';
 
 // iogate's core and its MQTT bridge in the test process, on a simulated
 // Neuron, so a test can look at the simulated board's registers directly.
@@ -31,7 +31,7 @@ export interface MqttSettings {
 
 /** A config file for a SIMULATOR bus with one Neuron brain board (`00`) and MQTT (on unless told). */
 export function writeMqttConfig({ port, clientId = 'iogate-test', enabled = true, extra = '', buses = '', top = '', protocol = '3.1.1' }: MqttSettings, toggleMs = 0): string {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-mqtt-'));
+  const dir = tempDir('iogate-mqtt-');
   const file = join(dir, 'config.yaml');
   writeFileSync(
     file,

@@ -1,10 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir, userInfo } from 'node:os';
+import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../interop/free-port.js';
+import { tempDir } from './temp-dir.js';
 
 // nginx (Debian's nginx-light) as a child process of the test: in the
 // foreground, as the current user, with its prefix, pid file, logs and temp
@@ -31,7 +32,7 @@ export interface RunningNginx {
  * is to listen on (127.0.0.1).
  */
 export async function startNginx(site: (port: number) => string): Promise<RunningNginx> {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-nginx-'));
+  const dir = tempDir('iogate-nginx-');
   for (const temp of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, temp));
   const port = await freePort();
   writeFileSync(join(dir, 'site.conf'), site(port));

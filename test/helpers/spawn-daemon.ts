@@ -1,11 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { assertConfinedArgs } from './confined-config.js';
 import { startTap } from './prism.js';
+import { tempDir } from './temp-dir.js';
 
 // Runs the built daemon (dist/iogate.js) as a real process and waits for its
 // "listening on" line, so tests talk to it exactly as a user's client would.
@@ -52,7 +50,7 @@ export async function spawnDaemon(
   assertConfinedArgs(args);
   // Without a cwd of its own the built-in configuration would save alias.yaml into the clone.
   const argv = [...prefix, node, ...nodeOptions, bundle, ...(filePort ? [] : ['--port', '0']), ...args];
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: cwd ?? mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: cwd ?? tempDir('iogate-cwd-'), stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

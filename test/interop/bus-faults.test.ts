@@ -1,7 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brain00 } from '../../src/boards/builtin/neuron.js';
 import { SerialLink } from '../../src/transport/serial-link.js';
@@ -11,6 +9,7 @@ import { FaultyProxy } from '../helpers/faulty-proxy.js';
 import { startPtyPair } from '../helpers/pty-pair.js';
 import { freePort } from './free-port.js';
 import { startPymodbus } from './peers/pymodbus-peer.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // Bus faults against real peers: a serial port whose pty vanishes (socat
 // killed) and an independent Modbus TCP slave (pymodbus) behind a proxy that
@@ -20,7 +19,7 @@ test('a serial port whose pty peer vanishes closes every time instead of spinnin
   // serialport 12's read retried end-of-file at once, for ever, in about half
   // of these rounds (a core busy and memory growing); the link's guard turns
   // end-of-file into a close. Without it this test hangs into its timeout.
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-vanish-'));
+  const dir = tempDir('iogate-vanish-');
   const reasons: string[] = [];
   for (let round = 0; round < 8; round++) {
     const cable = await startPtyPair(join(dir, `a${round}`), join(dir, `b${round}`));

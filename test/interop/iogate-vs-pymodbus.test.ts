@@ -1,12 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 import { startPtyPair } from '../helpers/pty-pair.js';
 import { freePort } from './free-port.js';
 import { startPymodbus } from './peers/pymodbus-peer.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // iogate's master against a Modbus slave it did not write: Debian's pymodbus.
 // Register values only the slave knows must come out of the REST API, and
@@ -59,7 +59,7 @@ const INITIAL = ['--set', '0=5', '--set', '10=1', '--set', '11=2'];
 // Each peer is stopped by an after-hook registered as soon as it runs, so a
 // peer that fails to start does not leave the others holding the test open.
 test('iogate reads and writes a pymodbus RTU slave over a pty at 19200 8N1', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-interop-'));
+  const dir = tempDir('iogate-interop-');
   const cable = await startPtyPair(join(dir, 'slave-tty'), join(dir, 'master-tty'));
   t.after(() => cable.stop());
   const peer = await startPymodbus(['--rtu', cable.a, '--baud', '19200', ...INITIAL]);
@@ -71,7 +71,7 @@ test('iogate reads and writes a pymodbus RTU slave over a pty at 19200 8N1', asy
 });
 
 test('iogate reads and writes a pymodbus Modbus TCP slave', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-interop-'));
+  const dir = tempDir('iogate-interop-');
   const port = await freePort();
   const peer = await startPymodbus(['--tcp', String(port), ...INITIAL]);
   t.after(() => peer.stop());

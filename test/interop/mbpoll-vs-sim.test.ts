@@ -1,12 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { startPtyPair } from '../helpers/pty-pair.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // iogate-sim against a master it did not write: mbpoll (libmodbus). It reads
 // registers set through the simulator's control endpoint, writes a coil and
@@ -42,7 +41,7 @@ async function exercise(sim: SimProcess, target: string[], device: string[]): Pr
 const BOARDS = ['--model', '00', '--slave-id', '1', '--model', 'xS11', '--slave-id', '2', '--control', '127.0.0.1:0'];
 
 test('mbpoll reads and writes iogate-sim over RTU on a pty', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-interop-'));
+  const dir = tempDir('iogate-interop-');
   const cable = await startPtyPair(join(dir, 'slave-tty'), join(dir, 'master-tty'));
   t.after(() => cable.stop());
   const sim = await startSim([...BOARDS, '--rtu', cable.a, '--baud', '19200']);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { writeMqttConfig } from '../helpers/mqtt-gateway.js';
 import { Mosquitto, sleep, type Subscriber } from '../helpers/mosquitto.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // iogate against Eclipse Mosquitto, watched and commanded only through the
 // mosquitto_sub and mosquitto_pub command-line clients.
@@ -90,7 +90,7 @@ for (const protocol of ['5', '3.1.1'] as const) {
     const gate = await spawnDaemon(['--config', writeMqttConfig({ port: mosquitto.port, clientId: prefix, protocol })], { nodeOptions: unitNodeOptions() });
     // Not the command topics: mosquitto_sub would hand the test the 50 MB too.
     const acks = mosquitto.subscribe([`${prefix}/ack/#`, `${prefix}/status`]);
-    const file = join(mkdtempSync(join(tmpdir(), 'iogate-mqtt-big-')), 'command.json');
+    const file = join(tempDir('iogate-mqtt-big-'), 'command.json');
     writeFileSync(file, `{"value": 1, "pad": "${'x'.repeat(50 * 1024 * 1024)}"}`);
     try {
       await acks.waitFor(`${prefix}/status`, (payload) => payload === 'online');

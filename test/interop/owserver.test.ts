@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { get, list, postForm, type Loose } from '../helpers/http.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 import { freePort } from './free-port.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // The bundled daemon against Debian's owserver with its fake adapter (two
 // DS18B20, a DS2438 and a DS2408 whose readings change on every read):
@@ -79,7 +79,7 @@ async function waitUntil(what: string, condition: () => Promise<boolean>, limitM
 
 before(async () => {
   if (missing) return;
-  dir = mkdtempSync(join(tmpdir(), 'iogate-owserver-'));
+  dir = tempDir('iogate-owserver-');
   writeFileSync(join(dir, 'owfs.conf'), '');
   port = await freePort();
   await startOwserver();

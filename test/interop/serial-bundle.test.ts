@@ -1,13 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawnDaemon } from '../helpers/spawn-daemon.js';
 import { startPtyPair } from '../helpers/pty-pair.js';
 import { startSim } from '../helpers/sim-process.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // The shipped form of the daemon: dist/iogate.js and dist/prebuilds copied on
 // their own into an empty directory (no node_modules anywhere near), driving
@@ -18,7 +18,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 test('the bundle alone in a directory polls and writes an RTU slave over a pty', async (t) => {
   execFileSync(process.execPath, ['build.mjs'], { cwd: root, stdio: 'inherit' });
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-bundle-'));
+  const dir = tempDir('iogate-bundle-');
   for (const file of ['iogate.js', 'iogate-sim.js', 'prebuilds']) {
     cpSync(join(root, 'dist', file), join(dir, file), { recursive: true });
   }

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { SerialLink } from '../../src/transport/serial-link.js';
 import { startPtyPair } from '../helpers/pty-pair.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // A serial line another program holds (EVOK still running, a terminal
 // program): serialport says "Cannot lock port"; iogate says which program
@@ -14,7 +13,7 @@ import { startPtyPair } from '../helpers/pty-pair.js';
 // process holding it with serialport's own exclusive lock.
 
 test('a line held by another process: the message names it, in plain words', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-lock-'));
+  const dir = tempDir('iogate-lock-');
   const cable = await startPtyPair(join(dir, 'a'), join(dir, 'b'));
   const holderScript = `
     const { SerialPort } = require('serialport');

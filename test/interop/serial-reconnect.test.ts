@@ -1,7 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brain00 } from '../../src/boards/builtin/neuron.js';
 import { rtuResponder } from '../../src/sim/rtu-responder.js';
@@ -10,6 +8,7 @@ import { SerialLink } from '../../src/transport/serial-link.js';
 import type { Rig } from '../helpers/bus-rig.js';
 import { startRig } from '../helpers/bus-rig.js';
 import { startPtyPair } from '../helpers/pty-pair.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 // A real serial device that goes away: socat's pty pair is the cable, and
 // stopping socat unplugs it, as pulling a USB-RS485 adapter does.
@@ -19,7 +18,7 @@ function di1Value(rig: Rig): () => boolean {
 }
 
 test('a serial port whose device vanishes (socat pty pair) is reopened when it reappears', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-pty-'));
+  const dir = tempDir('iogate-pty-');
   const [slavePath, masterPath] = [join(dir, 'slave'), join(dir, 'master')];
   let cable = await startPtyPair(slavePath, masterPath);
   const simulation = new Simulation([{ unit: 1, model: brain00 }], 0);

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../free-port.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // Debian's mosquitto as a test broker: one instance per call on a free
 // loopback port, no persistence, anonymous; it can be killed (SIGKILL, to play
@@ -24,7 +24,7 @@ export class Mosquitto {
   ) {}
 
   static async start({ alsoOn = [] }: { alsoOn?: string[] } = {}): Promise<Mosquitto> {
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-mosquitto-'));
+    const dir = tempDir('iogate-mosquitto-');
     const port = await freePort();
     const confFile = join(dir, 'mosquitto.conf');
     const listeners = ['127.0.0.1', ...alsoOn].map((address) => `listener ${port} ${address}\n`).join('');

@@ -1,8 +1,8 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startSim, type SimProcess } from '../../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // The pieces a Sparkplug interop test puts together: the simulator as its own
 // process (Modbus TCP, with its control endpoint, so outputs are read back
@@ -30,7 +30,7 @@ export const UNITS = [
 
 export class SparkplugRig {
   daemon: SpawnedDaemon | undefined;
-  readonly dir = mkdtempSync(join(tmpdir(), 'iogate-spb-'));
+  readonly dir = tempDir('iogate-spb-');
   readonly configFile = join(this.dir, 'config.yaml');
 
   private constructor(

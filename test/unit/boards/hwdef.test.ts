@@ -1,10 +1,11 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { HwDefinitionError, loadHwDefinitionDir, parseHwDefinition } from '../../../src/boards/hwdef.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 const fixtures = fileURLToPath(new URL('../../../fixtures/hw/', import.meta.url));
 const v3Reference = fileURLToPath(new URL('../../../fixtures/hw-definitions/v3/', import.meta.url));
@@ -225,7 +226,7 @@ describe('loadHwDefinitionDir', () => {
   });
 
   test('only *.yaml files directly inside; empty files skipped; warnings collected', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-hw-'));
+    const dir = tempDir('iogate-hw-');
     try {
       writeFileSync(join(dir, 'A.yaml'), `${oneBlock}modbus_features:\n  - {type: UART, conf_reg: 1}\n`);
       writeFileSync(join(dir, 'EMPTY.yaml'), '# placeholder\n');
@@ -243,7 +244,7 @@ describe('loadHwDefinitionDir', () => {
   });
 
   test('an invalid file throws with its full path', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-hw-'));
+    const dir = tempDir('iogate-hw-');
     try {
       writeFileSync(join(dir, 'BAD.yaml'), 'modbus_features: []\n');
       assert.throws(() => loadHwDefinitionDir(dir), (err: unknown) => err instanceof HwDefinitionError && err.file === join(dir, 'BAD.yaml'));

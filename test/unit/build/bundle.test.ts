@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { node18 } from '../../helpers/node18.js';
 import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // dist/iogate.js copied alone into an empty folder must start and serve the
 // built-in simulated controller, on Node 18 (the PLC's Debian 12) and Node 20.
 
 function loneCopy(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-lone-'));
+  const dir = tempDir('iogate-lone-');
   copyFileSync(BUNDLE, join(dir, 'iogate.js'));
   return dir;
 }

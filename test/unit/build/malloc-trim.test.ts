@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
 import { loadMallocTrim, mallocTrimPath } from '../../../src/memory/malloc-trim.js';
 import { node18 } from '../../helpers/node18.js';
 import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // The malloc_trim addon (src/memory/malloc-trim.c), as build.mjs leaves it
 // beside the bundle when the machine has a C compiler. Without one the addon
@@ -21,7 +21,7 @@ const skip = built || process.env['IOGATE_REQUIRE_NATIVE'] === '1' ? false : `${
 
 /** A bundle copy in a folder of its own, with `addon` (bytes or a file to copy) where the loader looks. */
 function bundleWith(addon: Buffer | string | undefined): string {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-trim-'));
+  const dir = tempDir('iogate-trim-');
   copyFileSync(BUNDLE, join(dir, 'iogate.js'));
   if (addon !== undefined) {
     mkdirSync(dirname(mallocTrimPath(dir)), { recursive: true });

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // What a user gets who copies the build by hand: dist/ holds only what a
 // Linux PLC can use, and iogate.js copied without prebuilds/ still runs, with
@@ -20,7 +20,7 @@ test('dist/prebuilds holds Linux builds only', () => {
 });
 
 test('iogate.js alone: an RTU bus stays down with one line saying what to copy where', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-noprebuilds-'));
+  const dir = tempDir('iogate-noprebuilds-');
   copyFileSync(BUNDLE, join(dir, 'iogate.js'));
   const config = join(dir, 'config.yaml');
   writeFileSync(

@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { holdersOf, lockedPortError } from '../../../src/transport/serial-lock.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // serialport's "Cannot lock port" said in plain words: which program holds
 // the line, found in /proc, or the command that finds it.
 
 test('the program holding the line is named; other errors pass unchanged', async () => {
-  const line = join(mkdtempSync(join(tmpdir(), 'iogate-lock-')), 'ttyNS0');
+  const line = join(tempDir('iogate-lock-'), 'ttyNS0');
   writeFileSync(line, '');
   // Another process with the "line" open, as EVOK would have it.
   const holder = spawn(process.execPath, ['-e', `require('fs').openSync(${JSON.stringify(line)}, 'r'); console.log('open'); setInterval(() => {}, 1000)`], { stdio: ['ignore', 'pipe', 'ignore'] });

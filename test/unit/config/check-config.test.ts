@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { BUNDLE } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // `iogate --check-config`: everything start-up validates, without opening a
 // port or a bus; the summary and 0, or one line per problem and 78. The
 // package runs it before switching from EVOK, the unit before each start.
 
 async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BUNDLE, ...args], { cwd: mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BUNDLE, ...args], { cwd: tempDir('iogate-cwd-'), stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -23,7 +23,7 @@ async function run(args: string[]): Promise<{ code: number | null; stdout: strin
 }
 
 function configFile(lines: string[]): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'iogate-check-')), 'config.yaml');
+  const file = join(tempDir('iogate-check-'), 'config.yaml');
   writeFileSync(file, ['alias_file: alias.yaml', ...lines, ''].join('\n'));
   return file;
 }
@@ -98,7 +98,7 @@ test('--replacing-evok: a file that does not say where to listen would cut off E
 });
 
 test('missing and unreadable files are not called an invalid configuration', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-check-'));
+  const dir = tempDir('iogate-check-');
   const missing = join(dir, 'config.yaml');
   const absent = await run(['--check-config', '--config', missing]);
   assert.equal(absent.code, 78);

@@ -1,15 +1,16 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../../src/config/load.js';
 import { ConfigError } from '../../../src/config/errors.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 const broken = resolve('fixtures/config/broken');
 
 function writeConfig(lines: string[]): string {
-  const file = join(mkdtempSync(join(tmpdir(), 'iogate-config-')), 'config.yaml');
+  const file = join(tempDir('iogate-config-'), 'config.yaml');
   writeFileSync(file, lines.join('\n'));
   return file;
 }
@@ -82,7 +83,7 @@ test('the error message carries every problem, one per line', () => {
 });
 
 test('errors in the autogen file name the autogen file', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-config-'));
+  const dir = tempDir('iogate-config-');
   const autogenFile = join(dir, 'autogen.yaml');
   writeFileSync(autogenFile, 'comm_channels:\n  LOCAL_TCP:\n    type: MODBUSTCP\n    devices:\n      1: {model: "00", slave-id: one}\n');
   const file = join(dir, 'config.yaml');

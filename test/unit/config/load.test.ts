@@ -1,16 +1,15 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadConfig } from '../../../src/config/load.js';
 import type { BusConfig, RtuBusConfig, TcpBusConfig } from '../../../src/config/types.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+/** A fresh directory, removed when the test process exits. */
+const configDir = (): string => tempDir('iogate-config-');
 
 const fixtures = resolve('fixtures/config');
-
-function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'iogate-config-'));
-}
 
 function writeConfig(dir: string, text: string, name = 'config.yaml'): string {
   const file = join(dir, name);
@@ -42,7 +41,7 @@ test('without a file the built-in simulator configuration is used', () => {
 });
 
 test('an empty file gives EVOK defaults, loopback address and the EVOK alias path', () => {
-  const file = writeConfig(tempDir(), '');
+  const file = writeConfig(configDir(), '');
   const { config, warnings } = loadConfig({ file });
   assert.equal(config.file, file);
   assert.deepEqual(config.buses, []);
@@ -129,7 +128,7 @@ test('shipped layout: autogen.yaml is read first and config.yaml wins where both
 });
 
 test('autogen_file key is resolved against the config directory; the option wins over it', () => {
-  const dir = tempDir();
+  const dir = configDir();
   writeConfig(dir, 'comm_channels:\n  A:\n    type: SIMULATOR\n    devices:\n      1: {model: "00"}\n', 'from-key.yaml');
   writeConfig(dir, 'comm_channels:\n  B:\n    type: SIMULATOR\n    devices:\n      1: {model: "00"}\n', 'from-option.yaml');
   const file = writeConfig(dir, 'autogen: true\nautogen_file: from-key.yaml\n');
@@ -138,7 +137,7 @@ test('autogen_file key is resolved against the config directory; the option wins
 });
 
 test('autogen merge: lists and scalars from config.yaml replace, mappings merge', () => {
-  const dir = tempDir();
+  const dir = configDir();
   const autogenFile = writeConfig(dir, [
     'apis:',
     '  webhook: {device_mask: [di, sensor], complex_events: true}',
@@ -168,7 +167,7 @@ test('autogen merge: lists and scalars from config.yaml replace, mappings merge'
 });
 
 test('autogen: true with no autogen file is a warning, config.yaml is used alone', () => {
-  const dir = tempDir();
+  const dir = configDir();
   const file = writeConfig(dir, 'autogen: true\ncomm_channels:\n  S:\n    type: SIMULATOR\n    devices:\n      1: {model: "00"}\n');
   const { config, warnings } = loadConfig({ file, autogenFile: join(dir, 'nowhere.yaml') });
   assert.equal(config.buses.length, 1);
@@ -177,14 +176,14 @@ test('autogen: true with no autogen file is a warning, config.yaml is used alone
 });
 
 test('without autogen: true the autogen file is not read', () => {
-  const dir = tempDir();
+  const dir = configDir();
   const autogenFile = writeConfig(dir, 'comm_channels:\n  X:\n    type: SIMULATOR\n    devices:\n      1: {model: "00"}\n', 'autogen.yaml');
   const file = writeConfig(dir, 'apis: {port: 9000}\n');
   assert.deepEqual(loadConfig({ file, autogenFile }).config.buses, []);
 });
 
 test('integer models become zero-padded board names', () => {
-  const file = writeConfig(tempDir(), [
+  const file = writeConfig(configDir(), [
     'comm_channels:',
     '  BUS:',
     '    type: MODBUSTCP',
@@ -208,7 +207,7 @@ test('SIMULATOR fixture and per-bus timeout/retries', () => {
   assert.equal(sim.toggleMs, 500);
   assert.deepEqual(sim.devices.map((device) => [device.model, device.slaveId, device.scanFrequency]), [['00', 1, 50], ['01', 2, 20]]);
 
-  const file = writeConfig(tempDir(), 'comm_channels:\n  T:\n    type: MODBUSTCP\n    hostname: 10.0.0.5\n    timeout: 2500\n    retries: 0\n    devices:\n      1: {model: "00"}\n');
+  const file = writeConfig(configDir(), 'comm_channels:\n  T:\n    type: MODBUSTCP\n    hostname: 10.0.0.5\n    timeout: 2500\n    retries: 0\n    devices:\n      1: {model: "00"}\n');
   const tcp = bus(loadConfig({ file }).config.buses, 'T', 'MODBUSTCP');
   assert.equal(tcp.hostname, '10.0.0.5');
   assert.equal(tcp.timeoutMs, 2500);
@@ -216,7 +215,7 @@ test('SIMULATOR fixture and per-bus timeout/retries', () => {
 });
 
 test('disabled buses and devices are skipped without checking them', () => {
-  const file = writeConfig(tempDir(), [
+  const file = writeConfig(configDir(), [
     'comm_channels:',
     '  OFF:',
     '    enabled: false',
@@ -239,7 +238,7 @@ test('disabled buses and devices are skipped without checking them', () => {
 });
 
 test('PyYAML booleans, anchors and merge keys keep their EVOK meaning', () => {
-  const file = writeConfig(tempDir(), [
+  const file = writeConfig(configDir(), [
     'apis:',
     '  websocket: {enabled: yes, all_filtered: On}',
     'x-board: &board {model: "13", scan_frequency: 20}',
@@ -258,7 +257,7 @@ test('PyYAML booleans, anchors and merge keys keep their EVOK meaning', () => {
 });
 
 test('mqtt, webhook and auth sections', () => {
-  const dir = tempDir();
+  const dir = configDir();
   writeFileSync(join(dir, 'ca.pem'), 'not really a certificate');
   writeFileSync(join(dir, 'panel.token'), '  s3cret-from-file\n');
   const file = writeConfig(dir, [
@@ -308,7 +307,7 @@ test('mqtt, webhook and auth sections', () => {
 });
 
 test('hw_definitions: the config directory folder first, then listed dirs, then the override', () => {
-  const dir = tempDir();
+  const dir = configDir();
   for (const sub of ['hw_definitions', 'more', 'cli']) mkdirSync(join(dir, sub));
   const file = writeConfig(dir, 'hw_definitions: [more, missing]\nalias_file: state/alias.yaml\n');
   const { config, warnings } = loadConfig({ file, overrides: { hwDir: join(dir, 'cli'), port: 9999, address: '0.0.0.0' } });
@@ -320,16 +319,16 @@ test('hw_definitions: the config directory folder first, then listed dirs, then 
 });
 
 test('the built-in configuration takes overrides too', () => {
-  const dir = tempDir();
+  const dir = configDir();
   const { config } = loadConfig({ overrides: { port: 18080, hwDir: dir } });
   assert.equal(config.apis.port, 18080);
   assert.deepEqual(config.hwDefinitionDirs, [dir]);
 });
 
 test('quality: stale rule and counter save interval, with defaults; counter_total per device (all, none, or listed DIs)', () => {
-  const defaults = loadConfig({ file: writeConfig(tempDir(), 'comm_channels: {}\n') }).config;
+  const defaults = loadConfig({ file: writeConfig(configDir(), 'comm_channels: {}\n') }).config;
   assert.deepEqual(defaults.quality, { stalePeriods: 5, staleMinMs: 500, counterSaveMs: 10_000 });
-  const file = writeConfig(tempDir(), [
+  const file = writeConfig(configDir(), [
     'quality:',
     '  stale_periods: 3',
     '  stale_min_ms: 250',
@@ -346,6 +345,6 @@ test('quality: stale rule and counter save interval, with defaults; counter_tota
   assert.deepEqual(warnings, []);
   assert.deepEqual(config.quality, { stalePeriods: 3, staleMinMs: 250, counterSaveMs: 2500 });
   assert.deepEqual(config.buses[0]!.devices.map((device) => device.counterTotal), [true, false, ['3_01', '3_04']]);
-  const bad = writeConfig(tempDir(), 'quality:\n  stale_periods: 0\n  stale_after: 3\ncomm_channels: {}\n');
+  const bad = writeConfig(configDir(), 'quality:\n  stale_periods: 0\n  stale_after: 3\ncomm_channels: {}\n');
   assert.throws(() => loadConfig({ file: bad }), /quality\.stale_periods/);
 });

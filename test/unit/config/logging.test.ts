@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { openLogFile } from '../../../src/log-file.js';
 import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // The start-up summary tells the log level in force, and `logging.file` is
 // really written (bounded), or said not to be.
 
 function configWithLogging(logging: string): { dir: string; file: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-logging-'));
+  const dir = tempDir('iogate-logging-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, `alias_file: alias.yaml\nlogging:\n${logging}\ncomm_channels:\n  SIM:\n    type: SIMULATOR\n    devices:\n      1:\n        model: '00'\n`);
   return { dir, file };
@@ -66,7 +66,7 @@ test('a log file that cannot be opened: one warning, the daemon runs, the summar
 });
 
 test('the log file is bounded: past its size it moves to .1 and starts again', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-logfile-'));
+  const dir = tempDir('iogate-logfile-');
   const path = join(dir, 'iogate.log');
   const log = openLogFile(path, 100);
   for (let i = 0; i < 20; i++) log.write(`line ${String(i).padStart(2, '0')} ${'x'.repeat(20)}\n`);

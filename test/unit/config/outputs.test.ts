@@ -1,16 +1,16 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { ConfigError } from '../../../src/config/errors.js';
 import { loadConfig } from '../../../src/config/load.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // `interlocks:` and `covers:`: read with their defaults, and every mistake
 // reported with the file's other problems, one line each.
 
 function load(yaml: string) {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-config-outputs-'));
+  const dir = tempDir('iogate-config-outputs-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, `alias_file: alias.yaml\ncomm_channels: {}\n${yaml}`);
   return loadConfig({ file });

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import WebSocket from 'ws';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // Live reload (SIGHUP, POST /config/reload): an invalid file changes nothing;
 // a valid one is applied as a difference. Unchanged buses keep polling, the
@@ -63,7 +63,7 @@ const READER = 'reader-token-000001';
  * `asService`: with the node options of the unit (its heap settings), for a memory figure that means something.
  */
 async function startWith(text: string, { filePort = false, asService = false } = {}): Promise<{ daemon: SpawnedDaemon; file: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-reload-'));
+  const dir = tempDir('iogate-reload-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, text);
   const nodeOptions = asService ? ((await import(new URL('../../../bench/common.mjs', import.meta.url).href)) as { serviceNodeOptions(): string[] }).serviceNodeOptions() : [];

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { BUNDLE } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // A configuration iogate cannot run stops it at once, exit code 78
 // (EX_CONFIG, which the systemd unit does not restart on), with one line per
@@ -15,7 +15,7 @@ import { BUNDLE } from '../../helpers/spawn-daemon.js';
 // without the board).
 
 async function startFails(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BUNDLE, '--port', '0', ...args], { cwd: mkdtempSync(join(tmpdir(), 'iogate-cwd-')), stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, [BUNDLE, '--port', '0', ...args], { cwd: tempDir('iogate-cwd-'), stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const [code] = (await once(child, 'exit')) as [number | null];
@@ -23,7 +23,7 @@ async function startFails(args: string[]): Promise<{ code: number | null; stderr
 }
 
 test('a device whose model no board map has stops start-up, naming where it was written', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-badmodel-'));
+  const dir = tempDir('iogate-badmodel-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, 'comm_channels:\n  SIM:\n    type: SIMULATOR\n    devices:\n      1:\n        model: "00"\n      2:\n        model: xS99\n        slave-id: 2\n');
   const { code, stderr } = await startFails(['--config', file]);
@@ -41,7 +41,7 @@ test('an invalid value stops start-up with file, line and key path', async () =>
 });
 
 test('every problem in one run, board models included: unknown bus type, a device name on two buses, a shared slave id', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-misroute-'));
+  const dir = tempDir('iogate-misroute-');
   const file = join(dir, 'config.yaml');
   writeFileSync(
     file,
@@ -101,7 +101,7 @@ test('a port already in use exits 75 (try again later), naming the port', async 
 
 test('a bad command line exits 2, a missing config file 78', async () => {
   assert.equal((await startFails(['--no-such-flag'])).code, 2);
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-nofile-'));
+  const dir = tempDir('iogate-nofile-');
   const { code, stderr } = await startFails(['--config', join(dir, 'missing.yaml')]);
   assert.equal(code, 78, stderr);
   assert.match(stderr, /missing\.yaml/);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../../src/log.js';
@@ -8,12 +7,13 @@ import { get, list, postForm, postJson, type Loose } from '../../helpers/http.js
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
 import { BRAIN_DO, OutputTimeline } from '../../helpers/output-timeline.js';
 import { connect } from '../../helpers/ws-client.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // Covers: commands, the position estimated from run time against the motor
 // time seen at the simulated board, the end timer (a motor never runs on
 // without a client), pre-emption (stop, dwell, reverse) and restarts.
 
-const stateDir = mkdtempSync(join(tmpdir(), 'iogate-covers-'));
+const stateDir = tempDir('iogate-covers-');
 const config = (dir: string) => `
 alias_file: ${join(dir, 'alias.yaml')}
 ${stillBoardYaml({ errorReplies: true })}covers:
@@ -166,7 +166,7 @@ describe('covers', () => {
 
 describe('restarts', () => {
   test('a cover at rest comes back at its last position, not calibrated', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-covers-rest-'));
+    const dir = tempDir('iogate-covers-rest-');
     writeFileSync(join(dir, 'outputs.json'), JSON.stringify({ pulses: {}, covers: { blind: { position: 37, tilt: 20, moving: false } } }));
     const second = await startGate(config(dir));
     try {
@@ -178,7 +178,7 @@ describe('restarts', () => {
   });
 
   test('a cover that was moving has no position after a restart, and the log says why', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-covers-moving-'));
+    const dir = tempDir('iogate-covers-moving-');
     writeFileSync(join(dir, 'outputs.json'), JSON.stringify({ pulses: {}, covers: { blind: { position: 37, tilt: 20, moving: true } } }));
     const lines: string[] = [];
     const second = await startGate(config(dir), { log: createLogger('INFO', (line) => lines.push(line)) });
@@ -192,7 +192,7 @@ describe('restarts', () => {
   });
 
   test('a clean stop stops a moving cover first', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-covers-stop-'));
+    const dir = tempDir('iogate-covers-stop-');
     const third = await startGate(config(dir));
     await postForm(`${third.baseUrl}/rest/cover/blind`, { command: 'open' });
     assert.equal(((third.board.get('holding', 1) >> 2) & 1), 1);

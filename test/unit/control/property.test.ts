@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
@@ -14,6 +12,7 @@ import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
 import { BRAIN_DO, BRAIN_LED, OutputTimeline, RELAY_01, type Sample } from '../../helpers/output-timeline.js';
 import { connect, type TestClient } from '../../helpers/ws-client.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // Random batches of output writes (some with pulses) and cover commands, each
 // batch sent at once over REST, JSON, bulk, RPC, WebSocket and MQTT, against
@@ -43,7 +42,7 @@ const GROUPS: Array<{ outputs: string[]; dwellMs: number }> = [
   ...Object.values(COVERS).map(({ up, down, dwellMs }) => ({ outputs: [up, down], dwellMs })),
 ];
 
-const stateDir = mkdtempSync(join(tmpdir(), 'iogate-property-'));
+const stateDir = tempDir('iogate-property-');
 const CONFIG = `
 alias_file: ${join(stateDir, 'alias.yaml')}
 ${stillBoardYaml({ errorReplies: true, devices: '      2:\n        model: "01"\n        slave-id: 2\n' })}interlocks:

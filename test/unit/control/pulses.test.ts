@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
@@ -11,12 +10,13 @@ import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-pr
 import { Observer } from '../../helpers/mqtt-observer.js';
 import { BRAIN_DO, BRAIN_LED, OutputTimeline } from '../../helpers/output-timeline.js';
 import { connect } from '../../helpers/ws-client.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // Timed pulses: `pulse_ms` beside `value` on every interface; the daemon
 // switches the output off, a later write cancels that, bad values are 400,
 // and the pulse is noted in the state directory while it runs.
 
-const stateDir = mkdtempSync(join(tmpdir(), 'iogate-pulses-'));
+const stateDir = tempDir('iogate-pulses-');
 const CONFIG = `
 alias_file: ${join(stateDir, 'alias.yaml')}
 ${stillBoardYaml()}`;
@@ -123,7 +123,7 @@ describe('pulses', () => {
   });
 
   test('a pulse noted in the state file at start-up is reported and its output switched off', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-pulse-restart-'));
+    const dir = tempDir('iogate-pulse-restart-');
     writeFileSync(join(dir, 'outputs.json'), JSON.stringify({ pulses: { 'do/1_04': Date.now() + 60_000 }, covers: {} }));
     const lines: string[] = [];
     const second = await startGate(CONFIG.replace(`alias_file: ${join(stateDir, 'alias.yaml')}`, `alias_file: ${join(dir, 'alias.yaml')}`), {

@@ -2,19 +2,18 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { AliasSaver, readAliasFile, validateAlias, writeAliasFileAtomic, type AliasEntry } from '../../../src/registry/alias-store.js';
 import { bigAliasTable } from '../../support/alias-tables.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+/** A fresh directory, removed when the test process exits. */
+const aliasDir = (): string => tempDir('iogate-alias-');
 
 const fixtures = resolve('fixtures/aliases');
-
-function tempDir(): string {
-  return mkdtempSync(join(tmpdir(), 'iogate-alias-'));
-}
 
 function table(entries: Record<string, [string, string]>): Map<string, AliasEntry> {
   return new Map(Object.entries(entries).map(([name, [circuit, devtype]]) => [name, { circuit, devtype }]));
@@ -26,11 +25,11 @@ test('validateAlias allows letters, digits, dash, dot and underscore only', () =
 });
 
 test('a missing file is an empty table without warnings', () => {
-  assert.deepEqual(readAliasFile(join(tempDir(), 'alias.yaml')), { aliases: new Map(), warnings: [] });
+  assert.deepEqual(readAliasFile(join(aliasDir(), 'alias.yaml')), { aliases: new Map(), warnings: [] });
 });
 
 test('write then read gives the same table, in EVOK format with a quoted version', async () => {
-  const path = join(tempDir(), 'nested', 'alias.yaml');
+  const path = join(aliasDir(), 'nested', 'alias.yaml');
   const aliases = table({
     light_living_room: ['1_01', 'ro'],
     'on': ['2_03', 'do'],
@@ -62,13 +61,13 @@ test('an unquoted version: 2.0 is accepted (EVOK ignores such files)', () => {
 });
 
 test('numeric and alternate device types in a 2.0 file become canonical names', () => {
-  const path = join(tempDir(), 'alias.yaml');
+  const path = join(aliasDir(), 'alias.yaml');
   writeFileSync(path, "version: '2.0'\naliases:\n  a: {circuit: '1_01', devtype: 17}\n  b: {circuit: 1, devtype: 15}\n  c: {circuit: '1_02', devtype: relay}\n");
   assert.deepEqual(readAliasFile(path), { aliases: table({ a: ['1_01', 'do'], b: ['1', 'modbus_slave'], c: ['1_02', 'ro'] }), warnings: [] });
 });
 
 test('a corrupt file gives an empty table, a warning and a preserved copy', () => {
-  const dir = tempDir();
+  const dir = aliasDir();
   const path = join(dir, 'alias.yaml');
   const garbage = "aliases:\n  a: {circuit: '1_01'\n  devtype: ro\n";
   writeFileSync(path, garbage);
@@ -82,7 +81,7 @@ test('a corrupt file gives an empty table, a warning and a preserved copy', () =
 });
 
 test('an unknown version is not loaded and the file is preserved', () => {
-  const dir = tempDir();
+  const dir = aliasDir();
   const path = join(dir, 'alias.yaml');
   writeFileSync(path, "version: '3.0'\naliases: {a: {circuit: '1_01', devtype: ro}}\n");
   const { aliases, warnings } = readAliasFile(path);
@@ -92,7 +91,7 @@ test('an unknown version is not loaded and the file is preserved', () => {
 });
 
 test('bad entries are dropped one by one, the rest is loaded and the file preserved', () => {
-  const dir = tempDir();
+  const dir = aliasDir();
   const path = join(dir, 'alias.yaml');
   writeFileSync(path, [
     "version: '2.0'",
@@ -113,7 +112,7 @@ test('bad entries are dropped one by one, the rest is loaded and the file preser
 });
 
 test('an empty file loads nothing and says so', () => {
-  const path = join(tempDir(), 'alias.yaml');
+  const path = join(aliasDir(), 'alias.yaml');
   writeFileSync(path, '\n');
   const { aliases, warnings } = readAliasFile(path);
   assert.equal(aliases.size, 0);
@@ -121,7 +120,7 @@ test('an empty file loads nothing and says so', () => {
 });
 
 test('AliasSaver coalesces changes into one write of the newest table', async () => {
-  const path = join(tempDir(), 'alias.yaml');
+  const path = join(aliasDir(), 'alias.yaml');
   const errors: string[] = [];
   const saver = new AliasSaver(path, 30, (message) => errors.push(message));
   let current = new Map<string, AliasEntry>();
@@ -145,7 +144,7 @@ test('AliasSaver coalesces changes into one write of the newest table', async ()
 });
 
 test('AliasSaver.flush writes at once and never overlaps writes', async () => {
-  const path = join(tempDir(), 'alias.yaml');
+  const path = join(aliasDir(), 'alias.yaml');
   const errors: string[] = [];
   const saver = new AliasSaver(path, 10_000, (message) => errors.push(message));
   let latest = bigAliasTable('ro', 500);
@@ -163,7 +162,7 @@ test('AliasSaver.flush writes at once and never overlaps writes', async () => {
 });
 
 test('AliasSaver logs a failed save and retries it on the next change', async () => {
-  const dir = tempDir();
+  const dir = aliasDir();
   const blocker = join(dir, 'state');
   writeFileSync(blocker, 'a file where the directory should be');
   const path = join(blocker, 'alias.yaml');
@@ -183,7 +182,7 @@ test('AliasSaver logs a failed save and retries it on the next change', async ()
 });
 
 test('a save killed at any moment leaves the old or the new complete table', async (t) => {
-  const path = join(tempDir(), 'alias.yaml');
+  const path = join(aliasDir(), 'alias.yaml');
   const before = bigAliasTable('ro');
   const after = bigAliasTable('do');
   await writeAliasFileAtomic(path, before);

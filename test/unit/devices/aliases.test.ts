@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import { readAliasFile } from '../../../src/registry/alias-store.js';
@@ -8,6 +7,7 @@ import { simulatorYaml, startDaemon, type TestDaemon } from '../../helpers/daemo
 import { get, postForm, postJson, waitFor } from '../../helpers/http.js';
 import { assertShape } from '../../helpers/shape.js';
 import { spawnDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // Aliases end to end: set through the API, used instead of circuits, listed by
 // the alias manager, saved to alias.yaml (soon after a change, on demand, on
@@ -100,7 +100,7 @@ describe('alias persistence', () => {
   });
 
   test('saved aliases of absent devices are kept and saved again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-alias-'));
+    const dir = tempDir('iogate-alias-');
     writeFileSync(
       join(dir, 'alias.yaml'),
       "aliases:\n  ghost:\n    circuit: '9_01'\n    devtype: ro\n  lamp:\n    circuit: '1_02'\n    devtype: led\nversion: '2.0'\n",
@@ -118,7 +118,7 @@ describe('alias persistence', () => {
 
 describe('alias file under kill -9', () => {
   test('the file is always complete, whenever the daemon dies', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'iogate-kill-'));
+    const dir = tempDir('iogate-kill-');
     writeFileSync(join(dir, 'config.yaml'), `alias_file: alias.yaml\n${YAML}`);
     const file = join(dir, 'alias.yaml');
     for (let round = 0; round < 5; round++) {

@@ -1,7 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { findModel } from '../../../src/boards/resolve.js';
 import { ConfigError } from '../../../src/config/errors.js';
@@ -12,6 +11,7 @@ import { RegisterCache } from '../../../src/devices/slave/register-cache.js';
 import type { SimulatedBoard } from '../../../src/sim/simulated-board.js';
 import { startGate, until } from '../../helpers/in-process.js';
 import { connect, deviceIn } from '../../helpers/ws-client.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // `input_scan_frequency`: the blocks holding digital input values are read on
 // a faster grid of their own, through the same bus, on top of the scan.
@@ -32,7 +32,7 @@ ${device}
 }
 
 function loadDevice(device: string) {
-  const file = join(mkdtempSync(join(tmpdir(), 'iogate-config-')), 'config.yaml');
+  const file = join(tempDir('iogate-config-'), 'config.yaml');
   writeFileSync(file, boardYaml(device));
   return { file, load: () => loadConfig({ file }).config.buses[0]!.devices[0]! };
 }

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { float32Words } from '../../../src/devices/digital/bits.js';
 import { simulatorYaml, startDaemon, type TestDaemon } from '../../helpers/daemon.js';
 import { get, postForm, postJson, waitFor } from '../../helpers/http.js';
 import { assertShape } from '../../helpers/shape.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // Raw registers and data points: an xG18 1-Wire gateway (signed16 × 0.01 with
 // a validity mask), an IAQ sensor (float32 input registers, high word first)
@@ -30,7 +30,7 @@ const iaq = () => daemon.board('SIM', 2);
 const probe = () => daemon.board('SIM', 3);
 
 before(async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-registers-'));
+  const dir = tempDir('iogate-registers-');
   mkdirSync(join(dir, 'hw_definitions'));
   writeFileSync(join(dir, 'hw_definitions', 'PROBE.yaml'), PROBE_DEFINITION);
   daemon = await startDaemon(simulatorYaml({ T: 'xG18', IAQ: 'IAQ-TH', P: 'PROBE' }), dir);

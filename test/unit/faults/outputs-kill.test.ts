@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { FaultyProxy } from '../../helpers/faulty-proxy.js';
 import { startSim, type SimProcess } from '../../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // The fail-safe rules with a real daemon process and a board simulated in
 // another process (it keeps its relays while iogate dies, as a board does):
@@ -22,7 +22,7 @@ let daemon: SpawnedDaemon | undefined;
 before(async () => {
   sim = await startSim(['--model', '01', '--slave-id', '2', '--model', '00', '--slave-id', '1', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
   proxy = await FaultyProxy.start({ host: '127.0.0.1', port: sim.tcpPort! });
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-outputs-faults-'));
+  const dir = tempDir('iogate-outputs-faults-');
   configPath = join(dir, 'config.yaml');
   writeFileSync(
     configPath,

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { ConfigError } from '../../../src/config/errors.js';
 import { loadConfig } from '../../../src/config/load.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // Fuzzing the configuration loader with random edits of the fixture files:
 // every result must be a configuration or a ConfigError whose problems each
@@ -52,7 +52,7 @@ const edit: fc.Arbitrary<Edit> = fc.oneof(
 );
 
 test(`loadConfig: random edits of the fixtures load or fail with located problems (${RUNS} inputs)`, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-fuzz-config-'));
+  const dir = tempDir('iogate-fuzz-config-');
   const file = join(dir, 'config.yaml');
   // autogen files named in edited text must not reach the real /etc/evok.
   const autogenFile = join(dir, 'autogen.yaml');
@@ -83,7 +83,7 @@ test(`loadConfig: random edits of the fixtures load or fail with located problem
 });
 
 test('loadConfig: an alias bomb is refused rather than expanded', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-fuzz-config-'));
+  const dir = tempDir('iogate-fuzz-config-');
   const file = join(dir, 'config.yaml');
   const levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
   for (let i = 1; i < 9; i++) {

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
@@ -8,13 +7,14 @@ import { startGateway, writeMqttConfig } from '../../helpers/mqtt-gateway.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
 import { node18 } from '../../helpers/node18.js';
 import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // Bridge status (birth message and Last Will) and per-slave availability.
 
 test('the lone bundle on Node 18 announces itself online, and the broker publishes its will when it is killed', async () => {
   const broker = await TestBroker.start();
   const observer = await Observer.connect(broker.url, ['killed/status', 'killed/event/do/1_01']);
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-will-'));
+  const dir = tempDir('iogate-will-');
   copyFileSync(BUNDLE, join(dir, 'iogate.js'));
   const config = writeMqttConfig({ port: broker.port, clientId: 'killed' });
   const daemon = await spawnDaemon(['--config', config], { node: node18(), cwd: dir, bundle: join(dir, 'iogate.js') });

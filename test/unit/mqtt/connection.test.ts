@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { startGateway } from '../../helpers/mqtt-gateway.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // The connection settings of `apis.mqtt` reach the broker: credentials and TLS.
 
@@ -25,7 +25,7 @@ test('username and password are used to log in', async () => {
 });
 
 test('TLS with the configured CA file', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-tls-'));
+  const dir = tempDir('iogate-tls-');
   const key = join(dir, 'key.pem');
   const cert = join(dir, 'cert.pem');
   execFileSync('openssl', [

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
 import { spawnDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // MQTT across a configuration reload: the broker connection stays when
 // neither its settings nor the buses changed; after a bus was added the
@@ -32,7 +32,7 @@ function configText(brokerPort: number, { corsOrigin, buses }: { corsOrigin: str
 
 test('the broker connection survives a reload of other settings; a new bus reconnects it and is announced', async () => {
   const broker = await TestBroker.start();
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-mqtt-reload-'));
+  const dir = tempDir('iogate-mqtt-reload-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, configText(broker.port, { corsOrigin: 'https://a.example', buses: ['A'] }));
   const daemon = await spawnDaemon(['--config', file], { cwd: dir });

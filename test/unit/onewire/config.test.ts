@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { loadConfig } from '../../../src/config/load.js';
@@ -10,13 +9,14 @@ import { SimulatedOneWire } from '../../../src/sim/onewire.js';
 import { buildRuntime } from '../../../src/runtime.js';
 import { findModel } from '../../../src/boards/resolve.js';
 import { createLogger } from '../../../src/log.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // The 1-Wire bus in config.yaml: EVOK's keys and defaults, ours (where
 // owserver listens, simulated devices), and the built-in configuration's
 // simulated sensors.
 
 function load(lines: string[]) {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-ow-config-'));
+  const dir = tempDir('iogate-ow-config-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, ['comm_channels:', ...lines, ''].join('\n'));
   return { file, ...loadConfig({ file }) };
@@ -56,7 +56,7 @@ test('devices under a 1-Wire bus are warned about (EVOK crashed on them); bad va
 test('the built-in configuration has simulated thermometers and a DS2438 that are read through the owserver protocol', async () => {
   const { config } = loadConfig({});
   // State (counter totals) goes to a temporary folder, not the working directory.
-  config.stateDir = mkdtempSync(join(tmpdir(), 'iogate-state-'));
+  config.stateDir = tempDir('iogate-state-');
   assert.deepEqual(config.oneWireBuses.map((bus) => [bus.name, bus.simulate]), [['OWBUS', ['28', '28', '26']]]);
   const runtime = buildRuntime(config, (name) => findModel(name, new Map()), createLogger('CRITICAL'));
   await runtime.start();

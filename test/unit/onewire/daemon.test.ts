@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { renderMetrics } from '../../../src/api/http/metrics.js';
@@ -9,6 +8,7 @@ import { get, list, postForm, postJson, type Loose } from '../../helpers/http.js
 import { startGate, until, type Gate } from '../../helpers/in-process.js';
 import { TestOwserver } from '../../helpers/owserver.js';
 import { connect, type TestClient } from '../../helpers/ws-client.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // A daemon with a simulated Modbus board and a 1-Wire bus on a test owserver
 // (real TCP, real owserver messages): what EVOK's clients see of the sensors,
@@ -31,7 +31,7 @@ before(async () => {
   [thermometer, multisensor, pio] = owserver.devices.addresses.map((address) => address.replace(/\./g, '')) as [string, string, string];
   owserver.devices.setTemperature(thermometerAddress, 23.4375);
   // Saved by EVOK: a thermometer by its circuit, a DS2408 by its dotted circuit (EVOK's bug).
-  const aliasFile = join(mkdtempSync(join(tmpdir(), 'iogate-ow-aliases-')), 'alias.yaml');
+  const aliasFile = join(tempDir('iogate-ow-aliases-'), 'alias.yaml');
   writeFileSync(
     aliasFile,
     `aliases:\n  'boiler':\n    circuit: '${thermometer}'\n    devtype: 'temp'\n  'garage_inputs':\n    circuit: '${owserver.devices.addresses[2]}'\n    devtype: 'sensor'\nversion: '2.0'\n`,

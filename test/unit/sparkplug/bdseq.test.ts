@@ -1,15 +1,14 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { BdSeqStore } from '../../../src/api/sparkplug/bdseq-store.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // bdSeq survives a restart, wraps at 255, is written before it is used, and
 // is reused only for an attempt that never reached a broker.
 
 test('bdSeq counts per connection across restarts, wraps 255 → 0, and reuses a number no broker saw', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-bdseq-'));
+  const dir = tempDir('iogate-bdseq-');
   const store = new BdSeqStore(dir, 'plant-node');
   assert.equal(await store.next(), 0);
   assert.deepEqual(JSON.parse(readFileSync(store.path, 'utf8')), { bdSeq: 0 });

@@ -5,9 +5,9 @@ import type { EdgeNodeStats } from '../../../src/api/sparkplug/edge-node.js';
 import { startupSummary } from '../../../src/config/summary.js';
 import { loadConfig } from '../../../src/config/load.js';
 import { describeSparkplug } from '../../../src/panel/sparkplug-status.js';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // The edge node's session as /metrics, the panel's status line and the
 // start-up summary show it.
@@ -59,7 +59,7 @@ test("the panel's status line reads the session from /metrics", () => {
 });
 
 test('the start-up summary names the edge node, its servers and its store', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-spb-summary-'));
+  const dir = tempDir('iogate-spb-summary-');
   const file = join(dir, 'config.yaml');
   writeFileSync(
     file,
@@ -72,7 +72,7 @@ test('the start-up summary names the edge node, its servers and its store', () =
 
 test('config: off by default, required keys and bad ids are refused', () => {
   assert.equal(loadConfig({}).config.apis.sparkplug.enabled, false);
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-spb-config-'));
+  const dir = tempDir('iogate-spb-config-');
   const bad = (yaml: string) => {
     const file = join(dir, 'bad.yaml');
     writeFileSync(file, `alias_file: alias.yaml\napis:\n  sparkplug:\n${yaml}`);

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test } from 'node:test';
 import { StoreForward } from '../../../src/api/sparkplug/store-forward.js';
 import { until } from '../../helpers/in-process.js';
 import { startEdgeGate } from '../../helpers/sparkplug-gate.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { TahuHost } from '../../helpers/sparkplug-host.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 // Store-and-forward: changes made while the broker is away reach the host
 // after the next birth as historical DDATA, every one, oldest first; the
@@ -60,7 +58,7 @@ test('changes during a broker outage arrive after the birth as historical DDATA,
 });
 
 test('the buffer keeps the newest changes within its cap, counts drops, and survives a restart in its file', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-sf-'));
+  const dir = tempDir('iogate-sf-');
   const lines: string[] = [];
   const options = { memoryMb: 0.001, maxAgeS: 3600, stateDir: dir, edgeNodeKey: 'g-n', log: (_level: string, message: string) => lines.push(message) };
   const buffer = new StoreForward(options);

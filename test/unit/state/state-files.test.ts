@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CoalescingSaver } from '../../../src/state/coalescing-saver.js';
 import { readJsonState, writeJsonState } from '../../../src/state/json-state.js';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 test('a JSON state file round-trips, a missing one is empty state', { timeout: 10_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-state-'));
+  const dir = tempDir('iogate-state-');
   const path = join(dir, 'sub', 'bdseq.json');
   assert.deepEqual(readJsonState(path), { data: undefined });
   await writeJsonState(path, { bdSeq: 7 });
@@ -16,7 +16,7 @@ test('a JSON state file round-trips, a missing one is empty state', { timeout: 1
 });
 
 test('a corrupt JSON state file is reported and kept aside, never thrown', { timeout: 10_000 }, () => {
-  const dir = mkdtempSync(join(tmpdir(), 'iogate-state-'));
+  const dir = tempDir('iogate-state-');
   const path = join(dir, 'totals.json');
   writeFileSync(path, '{"half":');
   const read = readJsonState(path);

@@ -11,10 +11,10 @@
 // Usage: node bench/bare-poller.mjs <plan.json>
 // plan.json: { "buses": [{ "port": N, "slaves": [{ "unit": N, "periodMs": N,
 //   "scans": [[{ "fc", "address", "quantity" }, …], …], "input"?: { "periodMs", "requests": […] } }] }] }
+// bench/bare-server.mjs imports pollPlan() to poll and serve in one process.
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
-
-const { buses } = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+import { fileURLToPath } from 'node:url';
 
 class Read {
   constructor(unit, { fc, address, quantity }) {
@@ -130,6 +130,14 @@ async function pollBus({ port, slaves }) {
   }
 }
 
-await Promise.all(buses.map(pollBus));
-process.stdout.write('polling\n');
-process.on('SIGTERM', () => process.exit(0));
+/** Starts polling the plan in `planFile`; resolves once every bus is connected. */
+export async function pollPlan(planFile) {
+  const { buses } = JSON.parse(readFileSync(planFile, 'utf8'));
+  await Promise.all(buses.map(pollBus));
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await pollPlan(process.argv[2]);
+  process.stdout.write('polling\n');
+  process.on('SIGTERM', () => process.exit(0));
+}

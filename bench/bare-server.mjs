@@ -9,14 +9,18 @@
 // client at /ws the device's JSON with the new value. That is the least a
 // daemon can do to get an input to a client, with the same scan period.
 //
-// Usage: node bench/bare-server.mjs <port> <replies.json>
+// With a third argument it also polls a read plan (bench/bare-poller.mjs) in
+// the same process: the yardstick for a server that polls its buses as it
+// serves, as the daemon does.
+//
+// Usage: node bench/bare-server.mjs <port> <replies.json> [plan.json]
 // replies.json: { "<path>": { "headers": { name: value }, "body": "<base64>" }, …,
 //   "events"?: { "modbusPort": N, "unit": N, "register": N, "bit": N, "hz": N, "device": {…} } }
 import { createServer } from 'node:http';
 import { connect } from 'node:net';
 import { readFileSync } from 'node:fs';
 
-const [port, repliesFile] = process.argv.slice(2);
+const [port, repliesFile, planFile] = process.argv.slice(2);
 const { events, ...fixed } = JSON.parse(readFileSync(repliesFile, 'utf8'));
 const replies = new Map(
   Object.entries(fixed).map(([path, reply]) => [path, { headers: reply.headers, body: Buffer.from(reply.body, 'base64') }]),
@@ -33,6 +37,7 @@ const server = createServer((req, res) => {
   res.end(reply.body);
 });
 if (events) await serveEvents(server, events);
+if (planFile) await (await import('./bare-poller.mjs')).pollPlan(planFile);
 server.listen(Number(port), '127.0.0.1', () => process.stdout.write(`listening on ${server.address().port}\n`));
 process.on('SIGTERM', () => process.exit(0));
 

@@ -9,6 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { mallocTrimFile } from '../deploy/native-addon.mjs';
 
 export const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
@@ -224,9 +225,16 @@ export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeO
   return { child, stats, output: () => output };
 }
 
-/** Starts the bare node:http server replaying `repliesFile`; resolves once it listens. `ipc`: with an IPC channel (for bench/probe.cjs). */
-export async function spawnBare(port, repliesFile, nodeOptions = [], { ipc = false } = {}) {
-  const child = spawn(process.execPath, [...nodeOptions, join(BENCH_DIR, 'bare-server.mjs'), String(port), repliesFile], {
+/**
+ * Starts the bare node:http server replaying `repliesFile`; resolves once it listens.
+ * `ipc`: with an IPC channel (for bench/probe.cjs). `planFile`: it also polls that read plan (planOverTcp).
+ * Given --expose-gc, bareCollect(child) makes it run the daemon's quiet collections.
+ */
+export async function spawnBare(port, repliesFile, nodeOptions = [], { ipc = false, planFile } = {}) {
+  // With --expose-gc, gc() twice on SIGUSR2 (bareCollect): what src/memory/quiet-gc.ts does after a burst.
+  // The hook goes in through --import of a data: URL, so the bare server's own file stays as it is.
+  const hook = nodeOptions.includes('--expose-gc') ? ['--import', `data:text/javascript,${encodeURIComponent("process.on('SIGUSR2',()=>{gc();gc()})")}`] : [];
+  const child = spawn(process.execPath, [...nodeOptions, ...hook, join(BENCH_DIR, 'bare-server.mjs'), String(port), repliesFile, ...(planFile ? [planFile] : [])], {
     env: inheritedEnvironment(),
     stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? ['ipc'] : [])],
   });
@@ -235,6 +243,11 @@ export async function spawnBare(port, repliesFile, nodeOptions = [], { ipc = fal
     child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
   });
   return child;
+}
+
+/** A bare server started with --expose-gc runs two full collections, as the daemon does once a burst is over. */
+export function bareCollect(child) {
+  child.kill('SIGUSR2');
 }
 
 /**
@@ -322,6 +335,55 @@ export async function spawnSim(boards, { toggleMs = 0 } = {}) {
     tcpPort: Number(/on tcp \S+:(\d+)/.exec(output)[1]),
     controlUrl: /control on (http:\/\/\S+)/.exec(output)[1],
   };
+}
+
+/** How often simulated inputs step on the bench config's SIMULATOR lines (their default toggle_ms), for simulators standing in for them. */
+export const BENCH_TOGGLE_MS = 2000;
+
+/**
+ * `source` (a daemon config) with each SIMULATOR line served by an iogate-sim
+ * of its own over Modbus TCP, written to `file`, so the daemon's CPU is its own
+ * work and not the simulator's. `scanHz`: every board's scan_frequency instead
+ * of its own. Returns the file and the simulators (the caller stops them).
+ */
+export async function configOverTcp(source, file, { toggleMs = 0, scanHz } = {}) {
+  const tree = parseYaml(readFileSync(source, 'utf8'));
+  const sims = [];
+  for (const channel of Object.values(tree.comm_channels)) {
+    if (channel.type !== 'SIMULATOR') continue;
+    const boards = Object.values(channel.devices).map((device) => [String(device.model), device['slave-id']]);
+    if (scanHz) for (const device of Object.values(channel.devices)) device.scan_frequency = Number(scanHz);
+    const sim = await spawnSim(boards, { toggleMs });
+    sims.push(sim);
+    Object.assign(channel, { type: 'MODBUSTCP', hostname: '127.0.0.1', port: sim.tcpPort });
+  }
+  writeFileSync(file, stringifyYaml(tree));
+  return { file, sims };
+}
+
+/** The daemon's read plan for a config (null: the built-in one), from the daemon itself (`--read-plan`). */
+export function readPlanOf(config, { bundle = BUNDLE, cwd } = {}) {
+  const configArgs = config === null ? [] : ['--config', config];
+  return JSON.parse(execFileSync(process.execPath, [bundle, ...configArgs, '--read-plan'], { encoding: 'utf8', cwd })).buses;
+}
+
+/**
+ * A read plan (readPlanOf) pointed at iogate-sims of its own with the same
+ * boards, one per bus, written to `file` for bench/bare-poller.mjs.
+ */
+export async function planOverTcp(plan, file, { toggleMs = 0 } = {}) {
+  const sims = [];
+  const buses = [];
+  for (const bus of plan) {
+    const sim = await spawnSim(
+      bus.slaves.map((slave) => [slave.model, slave.unit]),
+      { toggleMs },
+    );
+    sims.push(sim);
+    buses.push({ port: sim.tcpPort, slaves: bus.slaves });
+  }
+  writeFileSync(file, JSON.stringify({ buses }));
+  return { file, sims };
 }
 
 export async function stop(child) {

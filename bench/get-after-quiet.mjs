@@ -15,7 +15,17 @@
 //   --drop 'name=--opt,--opt'     the daemon with the unit's options less these;
 //   --bare-gc                     the bare server with the unit's options and
 //                                 V8's gc() twice at the start of each spell,
-//                                 as the daemon's quiet collections do.
+//                                 as the daemon's quiet collections do;
+//   --bare-poll                   the same, polling the daemon's read plan in
+//                                 the same process (bench/bare-poller.mjs
+//                                 against simulators of its own over Modbus
+//                                 TCP): the yardstick for a process that
+//                                 polls its buses as it serves.
+// --buses tcp: the daemon's SIMULATOR lines are served by iogate-sim processes
+// over Modbus TCP (as bench:idle does) instead of in-memory lines in the
+// daemon's own process, so its CPU is its own work and not the simulator's.
+// --buses memory,tcp runs the daemon with the unit's options both ways (the
+// second as 'iogate-tcp'); variants and drops take the first.
 // --start-idle S: each process first sits S seconds without requests after
 // start-up (as a daemon does between boot and its first client), then the
 // warm-up. The spell's load follows --quiet-load.
@@ -31,7 +41,10 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BENCH_DIR,
+  BENCH_TOGGLE_MS,
+  bareCollect,
   captureReply,
+  configOverTcp,
   cpuTimes,
   ensureWrk,
   fmt,
@@ -40,6 +53,8 @@ import {
   median,
   namedSpec,
   optionWords,
+  planOverTcp,
+  readPlanOf,
   runWrk,
   serviceNodeOptions,
   spawnBare,
@@ -60,6 +75,8 @@ const { values: args } = parseArgs({
     variant: { type: 'string', multiple: true, default: [] },
     drop: { type: 'string', multiple: true, default: [] },
     'bare-gc': { type: 'boolean', default: false },
+    'bare-poll': { type: 'boolean', default: false },
+    buses: { type: 'string', default: 'memory' },
     pin: { type: 'boolean', default: false },
     path: { type: 'string', default: '/rest/do/1_01' },
   },
@@ -71,13 +88,24 @@ const QUIET_S = Number(args.quiet);
 const SPELLS = Math.max(1, Math.round(Number(args['quiet-spells'])));
 const START_IDLE_S = Number(args['start-idle']);
 if (!(SECONDS > 0) || !(QUIET_S >= 0) || !(START_IDLE_S >= 0)) throw new Error('--seconds, --quiet and --start-idle take positive numbers');
-const CONFIG = join(BENCH_DIR, 'config.yaml');
+const BUSES = args.buses.split(',');
+if (BUSES.length === 0 || BUSES.some((mode) => !['memory', 'tcp'].includes(mode))) throw new Error('--buses takes memory, tcp or both');
+const work = tempDir('iogate-get-quiet-');
+const sims = [];
+process.on('exit', () => sims.forEach((sim) => sim.child.kill()));
+const BENCH_CONFIG = join(BENCH_DIR, 'config.yaml');
+/** The bench config for each bus mode. */
+const CONFIG_OF = { memory: BENCH_CONFIG };
+if (BUSES.includes('tcp')) {
+  const over = await configOverTcp(BENCH_CONFIG, join(work, 'config-tcp.yaml'), { toggleMs: BENCH_TOGGLE_MS });
+  sims.push(...over.sims);
+  CONFIG_OF.tcp = over.file;
+}
+const CONFIG = CONFIG_OF[BUSES[0]];
 const UNIT = serviceNodeOptions();
-// gc() twice on SIGUSR2: what src/memory/quiet-gc.ts does after a burst, for the bare server.
-const GC_ON_SIGNAL = "process.on('SIGUSR2',()=>{gc();gc()})";
 
 const configs = [
-  { name: 'iogate', nodeOptions: UNIT },
+  ...BUSES.map((mode, i) => ({ name: i === 0 ? 'iogate' : `iogate-${mode}`, config: CONFIG_OF[mode], buses: mode, nodeOptions: UNIT })),
   ...args.variant.map((spec) => {
     const [name, options] = namedSpec(spec);
     return { name, nodeOptions: optionWords(options) };
@@ -89,7 +117,16 @@ const configs = [
   }),
   { name: 'bare', bare: true, nodeOptions: [] },
   ...(args['bare-gc'] ? [{ name: 'bare-gc', bare: true, gcInSpells: true, nodeOptions: UNIT }] : []),
+  ...(args['bare-poll'] ? [{ name: 'bare-poll-gc', bare: true, gcInSpells: true, polls: true, nodeOptions: UNIT }] : []),
 ];
+
+/** The daemon's reads, for --bare-poll, against simulators of its own. */
+async function barePlan() {
+  const over = await planOverTcp(readPlanOf(CONFIG, { cwd: work }), join(work, 'plan.json'), { toggleMs: BENCH_TOGGLE_MS });
+  sims.push(...over.sims);
+  return over.file;
+}
+const planFile = args['bare-poll'] ? await barePlan() : undefined;
 
 /** wrk, pinned to CPU 1 with --pin. */
 function wrk(url, seconds) {
@@ -106,11 +143,9 @@ async function startServer(config, repliesFile) {
   const port = await freePort();
   let child;
   if (config.bare) {
-    // The hook goes in through --import of a data: URL, so the bare server's own file stays as it is.
-    const hook = config.gcInSpells ? ['--import', `data:text/javascript,${encodeURIComponent(GC_ON_SIGNAL)}`] : [];
-    child = await spawnBare(port, repliesFile, [...config.nodeOptions, ...hook]);
+    child = await spawnBare(port, repliesFile, config.nodeOptions, { planFile: config.polls ? planFile : undefined });
   } else {
-    child = spawnDaemon(CONFIG, port, { nodeOptions: config.nodeOptions }).child;
+    child = spawnDaemon(config.config ?? CONFIG, port, { nodeOptions: config.nodeOptions }).child;
     await waitForAnswer(port, args.path, child);
   }
   await pin(child.pid);
@@ -132,7 +167,6 @@ async function measure(server) {
 
 async function main() {
   ensureWrk();
-  const work = tempDir('iogate-get-quiet-');
   const repliesFile = join(work, 'replies.json');
   {
     const port = await freePort();
@@ -161,7 +195,7 @@ async function main() {
       await wrk(server.url, 2);
       const rounds = [await measure(server)];
       for (let n = 0; n < SPELLS; n++) {
-        if (config.gcInSpells) server.child.kill('SIGUSR2');
+        if (config.gcInSpells) bareCollect(server.child);
         await spell(QUIET_S);
         rounds.push(await measure(server));
       }
@@ -180,6 +214,7 @@ async function main() {
     summary[config.name] = {
       node_flags: config.nodeOptions.join(' '),
       gc_in_spells: Boolean(config.gcInSpells),
+      polls: config.bare ? Boolean(config.polls) : (config.buses ?? BUSES[0]),
       cpu_us_before: round2(median(before)),
       cpu_us_after: round2(median(after)),
       after_over_before: round2(median(after) / median(before)),
@@ -191,7 +226,7 @@ async function main() {
   for (const [name, figures] of Object.entries(summary)) {
     log(`| ${name} | ${fmt(figures.cpu_us_before, 1)} | ${fmt(figures.cpu_us_after, 1)} | ${fmt(figures.after_over_before, 2)}× | ${fmt(bareAfter / figures.cpu_us_after, 2)}× |`);
   }
-  console.log(JSON.stringify({ path: args.path, reps: REPS, seconds: SECONDS, quiet_s: QUIET_S, start_idle_s: START_IDLE_S, quiet_load: args['quiet-load'], pinned: args.pin, load_average: [loadBefore, loadavg()[0]].map(round2), configurations: summary }));
+  console.log(JSON.stringify({ path: args.path, reps: REPS, seconds: SECONDS, quiet_s: QUIET_S, start_idle_s: START_IDLE_S, buses: BUSES, quiet_load: args['quiet-load'], pinned: args.pin, load_average: [loadBefore, loadavg()[0]].map(round2), configurations: summary }));
 }
 
 const round2 = (value) => Math.round(value * 100) / 100;

@@ -15,6 +15,12 @@
 //   --bundle 'name=/path/iogate.js' another bundle (e.g. main's build) with the unit's options
 //   --bare-variant 'name=--opt …'   the bare server with these node options, as a reference:
 //                                    what the options cost node:http itself
+//   --bare-poll 'name=--opt …'      the same, also polling the daemon's read plan in its
+//                                    process (bench/bare-poller.mjs, against simulators of
+//                                    its own over Modbus TCP): what polling while serving
+//                                    costs any Node process
+// A bare server given --expose-gc runs two full collections after each of its
+// rounds, as the daemon does once a burst of requests is over.
 // With --trace-gc each daemon's V8 collections are counted per 1,000 requests, with
 // their main-thread time (pauses and incremental marking steps) per request;
 // with --cpu-prof DIR each daemon writes a CPU profile there (bench/cpu-profile.mjs reads it).
@@ -35,7 +41,9 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BENCH_DIR,
+  BENCH_TOGGLE_MS,
   askProbe,
+  bareCollect,
   BUNDLE,
   IDLE_AFTER_S,
   captureReply,
@@ -48,6 +56,8 @@ import {
   memoryOf,
   namedSpec,
   optionWords,
+  planOverTcp,
+  readPlanOf,
   memorySampler,
   runWrk,
   serviceNodeOptions,
@@ -68,6 +78,7 @@ const { values: args } = parseArgs({
     variant: { type: 'string', multiple: true, default: [] },
     bundle: { type: 'string', multiple: true, default: [] },
     'bare-variant': { type: 'string', multiple: true, default: [] },
+    'bare-poll': { type: 'string', multiple: true, default: [] },
     'trace-gc': { type: 'boolean', default: false },
     'cpu-prof': { type: 'string' },
     memory: { type: 'boolean', default: false },
@@ -84,6 +95,15 @@ const SETTLE_S = Number(args.settle);
 if (!(SECONDS > 0) || !(THREADS > 0) || !(CONNECTIONS > 0) || !(SETTLE_S >= 0)) throw new Error('--seconds, --threads and --connections take positive numbers');
 const WARMUP_S = 2;
 const CONFIG = join(BENCH_DIR, 'config.yaml');
+const simulators = [];
+process.on('exit', () => simulators.forEach((sim) => sim.child.kill()));
+
+/** The daemon's reads (its read plan) against simulators of their own, for --bare-poll. */
+async function barePlan(work) {
+  const over = await planOverTcp(readPlanOf(CONFIG, { cwd: work }), join(work, 'plan.json'), { toggleMs: BENCH_TOGGLE_MS });
+  simulators.push(...over.sims);
+  return over.file;
+}
 const PROBE = ['--require', join(BENCH_DIR, 'probe.cjs')];
 const UNIT_OPTIONS = serviceNodeOptions();
 
@@ -155,13 +175,15 @@ async function main() {
   const barePort = await freePort();
   const bareChild = await spawnBare(barePort, join(work, 'replies.json'), args.allocations ? PROBE : [], { ipc: args.allocations });
   const bare = { name: 'bare', nodeOptions: [], child: bareChild, pid: bareChild.pid, url: `http://127.0.0.1:${barePort}${args.path}`, rounds: [] };
-  for (const spec of args['bare-variant']) {
+  const planFile = args['bare-poll'].length > 0 ? await barePlan(work) : undefined;
+  const bareSpecs = [...args['bare-variant'].map((spec) => [spec, undefined]), ...args['bare-poll'].map((spec) => [spec, planFile])];
+  for (const [spec, polls] of bareSpecs) {
     const [name, options] = namedSpec(spec);
     if (servers.some((server) => server.name === name) || name === 'bare') throw new Error(`variant name ${name} is taken`);
     const nodeOptions = optionWords(options);
     const port = await freePort();
-    const child = await spawnBare(port, join(work, 'replies.json'), nodeOptions);
-    servers.push({ name, nodeOptions, bundle: 'bench/bare-server.mjs', child, pid: child.pid, url: `http://127.0.0.1:${port}${args.path}`, rounds: [], bareServer: true });
+    const child = await spawnBare(port, join(work, 'replies.json'), nodeOptions, { planFile: polls });
+    servers.push({ name, nodeOptions, bundle: polls ? 'bench/bare-server.mjs + bare-poller.mjs' : 'bench/bare-server.mjs', child, pid: child.pid, url: `http://127.0.0.1:${port}${args.path}`, rounds: [], bareServer: true });
   }
 
   if (args.memory) {
@@ -200,6 +222,8 @@ async function main() {
         ? `, ${fmt(figures.scavengesPerKRequest, 2)} scavenges and ${fmt(figures.markCompactsPerKRequest, 3)} mark-compacts / 1k req, ${fmt(figures.gcUsPerRequest, 2)} µs GC / req`
         : '';
       log(`round ${round} ${server.name.padEnd(12)} ${fmt(figures.rps).padStart(7)} req/s, ${fmt(figures.cpuUsPerRequest, 1).padStart(5)} µs CPU / req${gcNote}`);
+      // The daemon collects twice once its burst is over (src/memory/quiet-gc.ts); a bare server given --expose-gc does too.
+      if (server.bareServer && server.nodeOptions.includes('--expose-gc')) bareCollect(server.child);
     }
   }
 

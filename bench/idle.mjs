@@ -39,19 +39,20 @@
 //   --configs LIST   which pairs to run: bench, default or both (default bench,default)
 // Ends with one JSON line; the tables and that line go to bench/results/idle.{md,json}
 // (BENCH_OUT names another file; BENCH_OUT=- writes none).
-import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parse, stringify } from 'yaml';
 import {
   BENCH_DIR,
+  BENCH_TOGGLE_MS,
   askProbe,
   BUNDLE,
   IDLE_AFTER_S,
   RESULTS,
+  configOverTcp,
   cpuSeconds,
   fmt,
   freePort,
@@ -62,11 +63,12 @@ import {
   maxMemory,
   memoryCell,
   memoryOf,
+  planOverTcp,
+  readPlanOf,
   runSeconds,
   serviceEnvironment,
   serviceNodeOptions,
   spawnDaemon,
-  spawnSim,
   stop,
   waitForAnswer,
   tempDir,
@@ -92,8 +94,6 @@ const MAX_RATIO = args['max-ratio'] === undefined ? undefined : Number(args['max
 if (!(SECONDS > 0) || !(ALLOCATION_S >= 0) || (MAX_RATIO !== undefined && !(MAX_RATIO > 0))) {
   throw new Error('--seconds and --max-ratio take positive numbers, --allocation-seconds zero or more');
 }
-/** The simulated inputs step as often as on the bench config's SIMULATOR lines (their default toggle_ms). */
-const TOGGLE_MS = 2000;
 const PROBE = join(BENCH_DIR, 'probe.cjs');
 const NODE_OPTIONS = serviceNodeOptions();
 const NODE = args.node ? args.node.trim().split(/\s+/) : [process.execPath];
@@ -106,43 +106,18 @@ const track = (child) => (started.push(child), child);
 
 /** The bench config with each SIMULATOR line served by its own iogate-sim over Modbus TCP. */
 async function benchConfigOverTcp(name) {
-  const tree = parse(readFileSync(join(BENCH_DIR, 'config.yaml'), 'utf8'));
-  const sims = [];
-  for (const channel of Object.values(tree.comm_channels)) {
-    if (channel.type !== 'SIMULATOR') continue;
-    const boards = Object.values(channel.devices).map((device) => [String(device.model), device['slave-id']]);
-    if (args['scan-hz']) for (const device of Object.values(channel.devices)) device.scan_frequency = Number(args['scan-hz']);
-    const sim = await spawnSim(boards, { toggleMs: TOGGLE_MS });
-    track(sim.child);
-    sims.push(sim);
-    Object.assign(channel, { type: 'MODBUSTCP', hostname: '127.0.0.1', port: sim.tcpPort });
-  }
-  const file = join(work, `${name}.yaml`);
-  writeFileSync(file, stringify(tree));
-  return { file, sims };
+  const over = await configOverTcp(join(BENCH_DIR, 'config.yaml'), join(work, `${name}.yaml`), { toggleMs: BENCH_TOGGLE_MS, scanHz: args['scan-hz'] });
+  over.sims.forEach((sim) => track(sim.child));
+  return over;
 }
 
 /** The daemon's read plan for a config (null: the built-in one), from the daemon itself. */
-function readPlan(config, bundle = BUNDLE) {
-  const configArgs = config === null ? [] : ['--config', config];
-  return JSON.parse(execFileSync(process.execPath, [bundle, ...configArgs, '--read-plan'], { encoding: 'utf8', cwd: work })).buses;
-}
+const readPlan = (config, bundle = BUNDLE) => readPlanOf(config, { bundle, cwd: work });
 
 /** A bare poller making the plan's reads against simulators of its own with the same boards. */
 async function bareFor(name, plan) {
-  const sims = [];
-  const buses = [];
-  for (const bus of plan) {
-    const sim = await spawnSim(
-      bus.slaves.map((slave) => [slave.model, slave.unit]),
-      { toggleMs: TOGGLE_MS },
-    );
-    track(sim.child);
-    sims.push(sim);
-    buses.push({ port: sim.tcpPort, slaves: bus.slaves });
-  }
-  const file = join(work, `${name}-plan.json`);
-  writeFileSync(file, JSON.stringify({ buses }));
+  const { file, sims } = await planOverTcp(plan, join(work, `${name}-plan.json`), { toggleMs: BENCH_TOGGLE_MS });
+  sims.forEach((sim) => track(sim.child));
   const child = track(
     spawn(NODE[0], [...NODE.slice(1), ...NODE_OPTIONS, ...profiling(name === 'bench' ? 'bare' : 'bareDefault'), '--require', PROBE, join(BENCH_DIR, 'bare-poller.mjs'), file], {
       env: { ...inheritedEnvironment(), ...serviceEnvironment() },

@@ -17,8 +17,8 @@ export const CLOSE_DEADLINE_MS = 5000;
 
 const discard = (): void => undefined;
 
-export function endWithReply(socket: Duplex, reply: string, deadlineMs = CLOSE_DEADLINE_MS): void {
-  const cutOff = setTimeout(() => socket.destroy(), deadlineMs);
+export function endWithReply(socket: Duplex, reply: string): void {
+  const cutOff = setTimeout(() => socket.destroy(), CLOSE_DEADLINE_MS);
   // A pending cut-off must not hold up the process's exit.
   cutOff.unref();
   socket.once('close', () => clearTimeout(cutOff));

@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
-import { inheritedEnvironment, serviceEnvironment, serviceNodeOptions, tempDir } from './common.mjs';
+import { inheritedEnvironment, serviceEnvironment, serviceNodeOptions, tempDir, withPrivateState } from './common.mjs';
 
 const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 const BUNDLE = process.env.ABUSE_BUNDLE ?? fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
@@ -108,7 +108,7 @@ function cpuMs(pid) {
 
 async function startDaemon(config, bundle = BUNDLE) {
   const nodeArgs = process.env.ABUSE_DAEMON_NODE_ARGS?.split(' ').filter(Boolean) ?? [];
-  const child = spawn(process.execPath, [...serviceNodeOptions(), ...nodeArgs, bundle, '--config', config, '--port', '0'], {
+  const child = spawn(process.execPath, [...serviceNodeOptions(), ...nodeArgs, bundle, '--config', withPrivateState(config), '--port', '0'], {
     env: { ...inheritedEnvironment(), ...serviceEnvironment() },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

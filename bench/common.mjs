@@ -204,12 +204,14 @@ export function freePort() {
  * (e.g. for V8's --trace-gc lines) rather than dropped.
  */
 export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE, ipc = false, cwd, node = [process.execPath], stdout = false } = {}) {
-  const configArgs = config === null ? [] : ['--config', config];
+  const configArgs = config === null ? [] : ['--config', withPrivateState(config)];
   const child = spawn(node[0], [...node.slice(1), ...nodeOptions, bundle, ...configArgs, '--port', String(port)], {
     env: { ...inheritedEnvironment(), ...serviceEnvironment(), ...env },
     stdio: ['ignore', stdout ? 'pipe' : 'ignore', 'pipe', ...(ipc ? ['ipc'] : [])],
-    cwd,
+    // The built-in configuration keeps its state beside the working directory's alias.yaml.
+    cwd: cwd ?? (config === null ? tempDir('iogate-bench-state-') : undefined),
   });
+  reapAtExit(child);
   const stats = [];
   let pending = '';
   let output = '';
@@ -226,6 +228,31 @@ export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeO
 }
 
 /**
+ * `config` as a bench daemon runs it: a config without `alias_file` or
+ * `state_dir` keeps its aliases and state (counter totals, …) in EVOK's
+ * /var/lib/evok, which a bench must not touch; such a config gets both in a
+ * temp directory of its own (a copy with `alias_file` added: bench configs
+ * name no relative paths).
+ */
+export function withPrivateState(config) {
+  const text = readFileSync(config, 'utf8');
+  if (/^(alias_file|state_dir):/m.test(text)) return config;
+  const dir = tempDir('iogate-bench-state-');
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, `alias_file: ${join(dir, 'alias.yaml')}\n${text}`);
+  return file;
+}
+
+const spawned = new Set();
+/** Servers and simulators a bench started are stopped when it exits, a failed one included. */
+function reapAtExit(child) {
+  // SIGKILL: a daemon stopped by SIGTERM would save its state into a temp directory being removed.
+  if (spawned.size === 0) process.on('exit', () => spawned.forEach((started) => started.kill('SIGKILL')));
+  spawned.add(child);
+  child.once('exit', () => spawned.delete(child));
+}
+
+/**
  * Starts the bare node:http server replaying `repliesFile`; resolves once it listens.
  * `ipc`: with an IPC channel (for bench/probe.cjs). `planFile`: it also polls that read plan (planOverTcp).
  * Given --expose-gc, bareCollect(child) makes it run the daemon's quiet collections.
@@ -238,6 +265,7 @@ export async function spawnBare(port, repliesFile, nodeOptions = [], { ipc = fal
     env: inheritedEnvironment(),
     stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? ['ipc'] : [])],
   });
+  reapAtExit(child);
   await new Promise((resolve, reject) => {
     child.stdout.once('data', resolve);
     child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
@@ -322,6 +350,7 @@ export async function spawnSim(boards, { toggleMs = 0 } = {}) {
   const args = [SIM_BUNDLE, '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0', '--toggle-ms', String(toggleMs)];
   for (const [model, unit] of boards) args.push('--model', model, '--slave-id', String(unit));
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  reapAtExit(child);
   let output = '';
   await new Promise((resolve, reject) => {
     child.stderr.setEncoding('utf8').on('data', (chunk) => {
@@ -344,7 +373,7 @@ export const BENCH_TOGGLE_MS = 2000;
  * `source` (a daemon config) with each SIMULATOR line served by an iogate-sim
  * of its own over Modbus TCP, written to `file`, so the daemon's CPU is its own
  * work and not the simulator's. `scanHz`: every board's scan_frequency instead
- * of its own. Returns the file and the simulators (the caller stops them).
+ * of its own. Returns the file and the simulators (stopped when the bench exits).
  */
 export async function configOverTcp(source, file, { toggleMs = 0, scanHz } = {}) {
   const tree = parseYaml(readFileSync(source, 'utf8'));

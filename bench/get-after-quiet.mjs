@@ -91,14 +91,11 @@ if (!(SECONDS > 0) || !(QUIET_S >= 0) || !(START_IDLE_S >= 0)) throw new Error('
 const BUSES = args.buses.split(',');
 if (BUSES.length === 0 || BUSES.some((mode) => !['memory', 'tcp'].includes(mode))) throw new Error('--buses takes memory, tcp or both');
 const work = tempDir('iogate-get-quiet-');
-const sims = [];
-process.on('exit', () => sims.forEach((sim) => sim.child.kill()));
 const BENCH_CONFIG = join(BENCH_DIR, 'config.yaml');
 /** The bench config for each bus mode. */
 const CONFIG_OF = { memory: BENCH_CONFIG };
 if (BUSES.includes('tcp')) {
   const over = await configOverTcp(BENCH_CONFIG, join(work, 'config-tcp.yaml'), { toggleMs: BENCH_TOGGLE_MS });
-  sims.push(...over.sims);
   CONFIG_OF.tcp = over.file;
 }
 const CONFIG = CONFIG_OF[BUSES[0]];
@@ -122,9 +119,7 @@ const configs = [
 
 /** The daemon's reads, for --bare-poll, against simulators of its own. */
 async function barePlan() {
-  const over = await planOverTcp(readPlanOf(CONFIG, { cwd: work }), join(work, 'plan.json'), { toggleMs: BENCH_TOGGLE_MS });
-  sims.push(...over.sims);
-  return over.file;
+  return (await planOverTcp(readPlanOf(CONFIG, { cwd: work }), join(work, 'plan.json'), { toggleMs: BENCH_TOGGLE_MS })).file;
 }
 const planFile = args['bare-poll'] ? await barePlan() : undefined;
 
@@ -231,7 +226,11 @@ async function main() {
 
 const round2 = (value) => Math.round(value * 100) / 100;
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+// An explicit exit: the simulators of --bare-poll would keep the process alive (they are stopped at exit).
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -95,14 +95,10 @@ const SETTLE_S = Number(args.settle);
 if (!(SECONDS > 0) || !(THREADS > 0) || !(CONNECTIONS > 0) || !(SETTLE_S >= 0)) throw new Error('--seconds, --threads and --connections take positive numbers');
 const WARMUP_S = 2;
 const CONFIG = join(BENCH_DIR, 'config.yaml');
-const simulators = [];
-process.on('exit', () => simulators.forEach((sim) => sim.child.kill()));
 
 /** The daemon's reads (its read plan) against simulators of their own, for --bare-poll. */
 async function barePlan(work) {
-  const over = await planOverTcp(readPlanOf(CONFIG, { cwd: work }), join(work, 'plan.json'), { toggleMs: BENCH_TOGGLE_MS });
-  simulators.push(...over.sims);
-  return over.file;
+  return (await planOverTcp(readPlanOf(CONFIG, { cwd: work }), join(work, 'plan.json'), { toggleMs: BENCH_TOGGLE_MS })).file;
 }
 const PROBE = ['--require', join(BENCH_DIR, 'probe.cjs')];
 const UNIT_OPTIONS = serviceNodeOptions();
@@ -317,7 +313,11 @@ function range(values) {
   return [round2(Math.min(...values)), round2(Math.max(...values))];
 }
 
-main().catch((error) => {
-  log(error.stack ?? String(error));
-  process.exit(1);
-});
+// An explicit exit: the simulators of --bare-poll would keep the process alive (they are stopped at exit).
+main().then(
+  () => process.exit(0),
+  (error) => {
+    log(error.stack ?? String(error));
+    process.exit(1);
+  },
+);

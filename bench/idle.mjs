@@ -101,7 +101,8 @@ const profiling = (key) => (args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-interv
 
 const work = tempDir('iogate-idle-');
 const started = [];
-process.on('exit', () => started.forEach((child) => child.kill()));
+// SIGKILL: a daemon stopped by SIGTERM would save its state into a temp directory being removed.
+process.on('exit', () => started.forEach((child) => child.kill('SIGKILL')));
 const track = (child) => (started.push(child), child);
 
 /** The bench config with each SIMULATOR line served by its own iogate-sim over Modbus TCP. */

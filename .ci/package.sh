@@ -402,8 +402,9 @@ for arch in arm64 armhf; do
   for _ in $(seq 1 50); do [ -e "$sim_dir/master-$arch" ] && break; sleep 0.1; done
   node dist/iogate-sim.js --model 00 --slave-id 1 --rtu "$sim_dir/slave-$arch" --toggle-ms 0 >"$work/sim-$arch.log" 2>&1 &
   helper_pids="$helper_pids $!"
-  printf 'comm_channels:\n  RS485:\n    type: MODBUSRTU\n    port: %s\n    devices:\n      1:\n        model: "00"\n        slave-id: 1\n' \
-    "$sim_dir/master-$arch" >"$work/$arch.yaml"
+  # alias_file: the daemon keeps its state (counter totals) beside it, not in this machine's /var/lib/evok.
+  printf 'alias_file: %s\ncomm_channels:\n  RS485:\n    type: MODBUSRTU\n    port: %s\n    devices:\n      1:\n        model: "00"\n        slave-id: 1\n' \
+    "$work/alias-$arch.yaml" "$sim_dir/master-$arch" >"$work/$arch.yaml"
   port=$(free_port)
   # --expose-gc as in the unit, so the daemon loads the package's malloc_trim addon.
   arm_node --expose-gc "$extracted/usr/lib/iogate/iogate.js" --config "$work/$arch.yaml" --port "$port" >"$work/daemon-$arch.log" 2>&1 &

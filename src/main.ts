@@ -9,6 +9,7 @@ import { createLogger, type LogLevel } from './log.js';
 import { openLogFile, type LogFile } from './log-file.js';
 import { loadMallocTrim } from './memory/malloc-trim.js';
 import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
+import { keepTickObjectShape } from './memory/tick-shape.js';
 import { readPlanOf } from './runtime.js';
 import { createService } from './service.js';
 import { ControlSetupError } from './control/output-control.js';
@@ -136,6 +137,7 @@ function main(): void {
   };
   const log = createLogger(() => level, output);
   exitOnUnexpectedErrors(output);
+  keepTickObjectShape();
   log.info(`iogate ${VERSION_TEXT} (node ${process.version}) starting with ${config.file ?? 'the built-in configuration'}`);
   for (const warning of warnings) log.warn(warning);
 

@@ -260,7 +260,7 @@ function reapAtExit(child) {
 export async function spawnBare(port, repliesFile, nodeOptions = [], { ipc = false, planFile } = {}) {
   // With --expose-gc, gc() twice on SIGUSR2 (bareCollect): what src/memory/quiet-gc.ts does after a burst.
   // The hook goes in through --import of a data: URL, so the bare server's own file stays as it is.
-  const hook = nodeOptions.includes('--expose-gc') ? ['--import', `data:text/javascript,${encodeURIComponent("process.on('SIGUSR2',()=>{gc();gc()})")}`] : [];
+  const hook = collectsLikeTheDaemon(nodeOptions) ? ['--import', `data:text/javascript,${encodeURIComponent("process.on('SIGUSR2',()=>{gc();gc()})")}`] : [];
   const child = spawn(process.execPath, [...nodeOptions, ...hook, join(BENCH_DIR, 'bare-server.mjs'), String(port), repliesFile, ...(planFile ? [planFile] : [])], {
     env: inheritedEnvironment(),
     stdio: ['ignore', 'pipe', 'inherit', ...(ipc ? ['ipc'] : [])],
@@ -271,6 +271,11 @@ export async function spawnBare(port, repliesFile, nodeOptions = [], { ipc = fal
     child.once('exit', (code) => reject(new Error(`bare server exited with ${code}`)));
   });
   return child;
+}
+
+/** Whether a bare server started with these node options takes bareCollect (it has gc()). */
+export function collectsLikeTheDaemon(nodeOptions) {
+  return nodeOptions.includes('--expose-gc');
 }
 
 /** A bare server started with --expose-gc runs two full collections, as the daemon does once a burst is over. */
@@ -413,6 +418,11 @@ export async function planOverTcp(plan, file, { toggleMs = 0 } = {}) {
   }
   writeFileSync(file, JSON.stringify({ buses }));
   return { file, sims };
+}
+
+/** The read plan of `config` against simulators of its own, written in `work`: the file a bare server polls (spawnBare's planFile). */
+export async function barePollPlan(config, work) {
+  return (await planOverTcp(readPlanOf(config, { cwd: work }), join(work, 'plan.json'), { toggleMs: BENCH_TOGGLE_MS })).file;
 }
 
 export async function stop(child) {

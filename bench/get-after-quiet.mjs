@@ -43,7 +43,9 @@ import {
   BENCH_DIR,
   BENCH_TOGGLE_MS,
   bareCollect,
+  barePollPlan,
   captureReply,
+  collectsLikeTheDaemon,
   configOverTcp,
   cpuTimes,
   ensureWrk,
@@ -53,8 +55,6 @@ import {
   median,
   namedSpec,
   optionWords,
-  planOverTcp,
-  readPlanOf,
   runWrk,
   serviceNodeOptions,
   spawnBare,
@@ -113,15 +113,13 @@ const configs = [
     return { name, nodeOptions: UNIT.filter((option) => !dropped.has(option)) };
   }),
   { name: 'bare', bare: true, nodeOptions: [] },
-  ...(args['bare-gc'] ? [{ name: 'bare-gc', bare: true, gcInSpells: true, nodeOptions: UNIT }] : []),
-  ...(args['bare-poll'] ? [{ name: 'bare-poll-gc', bare: true, gcInSpells: true, polls: true, nodeOptions: UNIT }] : []),
+  ...(args['bare-gc'] ? [{ name: 'bare-gc', bare: true, nodeOptions: UNIT }] : []),
+  ...(args['bare-poll'] ? [{ name: 'bare-poll-gc', bare: true, polls: true, nodeOptions: UNIT }] : []),
 ];
 
-/** The daemon's reads, for --bare-poll, against simulators of its own. */
-async function barePlan() {
-  return (await planOverTcp(readPlanOf(CONFIG, { cwd: work }), join(work, 'plan.json'), { toggleMs: BENCH_TOGGLE_MS })).file;
-}
-const planFile = args['bare-poll'] ? await barePlan() : undefined;
+/** A bare server with gc() collects at the start of every spell, as the daemon does once a burst is over. */
+const collectsInSpells = (config) => Boolean(config.bare) && collectsLikeTheDaemon(config.nodeOptions);
+const planFile = args['bare-poll'] ? await barePollPlan(CONFIG, work) : undefined;
 
 /** wrk, pinned to CPU 1 with --pin. */
 function wrk(url, seconds) {
@@ -190,7 +188,7 @@ async function main() {
       await wrk(server.url, 2);
       const rounds = [await measure(server)];
       for (let n = 0; n < SPELLS; n++) {
-        if (config.gcInSpells) bareCollect(server.child);
+        if (collectsInSpells(config)) bareCollect(server.child);
         await spell(QUIET_S);
         rounds.push(await measure(server));
       }
@@ -208,7 +206,7 @@ async function main() {
     const after = results[config.name].flatMap((rounds) => rounds.slice(1).map((r) => r.cpuUs));
     summary[config.name] = {
       node_flags: config.nodeOptions.join(' '),
-      gc_in_spells: Boolean(config.gcInSpells),
+      gc_in_spells: collectsInSpells(config),
       polls: config.bare ? Boolean(config.polls) : (config.buses ?? BUSES[0]),
       cpu_us_before: round2(median(before)),
       cpu_us_after: round2(median(after)),

@@ -41,12 +41,13 @@ import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   BENCH_DIR,
-  BENCH_TOGGLE_MS,
   askProbe,
   bareCollect,
+  barePollPlan,
   BUNDLE,
   IDLE_AFTER_S,
   captureReply,
+  collectsLikeTheDaemon,
   cpuSeconds,
   ensureWrk,
   fmt,
@@ -56,8 +57,6 @@ import {
   memoryOf,
   namedSpec,
   optionWords,
-  planOverTcp,
-  readPlanOf,
   memorySampler,
   runWrk,
   serviceNodeOptions,
@@ -96,10 +95,6 @@ if (!(SECONDS > 0) || !(THREADS > 0) || !(CONNECTIONS > 0) || !(SETTLE_S >= 0)) 
 const WARMUP_S = 2;
 const CONFIG = join(BENCH_DIR, 'config.yaml');
 
-/** The daemon's reads (its read plan) against simulators of their own, for --bare-poll. */
-async function barePlan(work) {
-  return (await planOverTcp(readPlanOf(CONFIG, { cwd: work }), join(work, 'plan.json'), { toggleMs: BENCH_TOGGLE_MS })).file;
-}
 const PROBE = ['--require', join(BENCH_DIR, 'probe.cjs')];
 const UNIT_OPTIONS = serviceNodeOptions();
 
@@ -171,7 +166,7 @@ async function main() {
   const barePort = await freePort();
   const bareChild = await spawnBare(barePort, join(work, 'replies.json'), args.allocations ? PROBE : [], { ipc: args.allocations });
   const bare = { name: 'bare', nodeOptions: [], child: bareChild, pid: bareChild.pid, url: `http://127.0.0.1:${barePort}${args.path}`, rounds: [] };
-  const planFile = args['bare-poll'].length > 0 ? await barePlan(work) : undefined;
+  const planFile = args['bare-poll'].length > 0 ? await barePollPlan(CONFIG, work) : undefined;
   const bareSpecs = [...args['bare-variant'].map((spec) => [spec, undefined]), ...args['bare-poll'].map((spec) => [spec, planFile])];
   for (const [spec, polls] of bareSpecs) {
     const [name, options] = namedSpec(spec);
@@ -219,7 +214,7 @@ async function main() {
         : '';
       log(`round ${round} ${server.name.padEnd(12)} ${fmt(figures.rps).padStart(7)} req/s, ${fmt(figures.cpuUsPerRequest, 1).padStart(5)} µs CPU / req${gcNote}`);
       // The daemon collects twice once its burst is over (src/memory/quiet-gc.ts); a bare server given --expose-gc does too.
-      if (server.bareServer && server.nodeOptions.includes('--expose-gc')) bareCollect(server.child);
+      if (server.bareServer && collectsLikeTheDaemon(server.nodeOptions)) bareCollect(server.child);
     }
   }
 

@@ -244,12 +244,16 @@ export function withPrivateState(config) {
 }
 
 const spawned = new Set();
-/** Servers and simulators a bench started are stopped when it exits, a failed one included. */
-function reapAtExit(child) {
+/**
+ * Servers and simulators a bench started are stopped when it exits, a failed one included.
+ * Those started here are reaped already; a bench passes the processes it spawns itself.
+ */
+export function reapAtExit(child) {
   // SIGKILL: a daemon stopped by SIGTERM would save its state into a temp directory being removed.
   if (spawned.size === 0) process.on('exit', () => spawned.forEach((started) => started.kill('SIGKILL')));
   spawned.add(child);
   child.once('exit', () => spawned.delete(child));
+  return child;
 }
 
 /**

@@ -68,6 +68,7 @@ import {
   runSeconds,
   serviceEnvironment,
   serviceNodeOptions,
+  reapAtExit,
   spawnDaemon,
   stop,
   waitForAnswer,
@@ -100,16 +101,10 @@ const NODE = args.node ? args.node.trim().split(/\s+/) : [process.execPath];
 const profiling = (key) => (args['cpu-prof'] ? ['--cpu-prof', '--cpu-prof-interval=50', `--cpu-prof-dir=${join(args['cpu-prof'], key)}`] : []);
 
 const work = tempDir('iogate-idle-');
-const started = [];
-// SIGKILL: a daemon stopped by SIGTERM would save its state into a temp directory being removed.
-process.on('exit', () => started.forEach((child) => child.kill('SIGKILL')));
-const track = (child) => (started.push(child), child);
 
 /** The bench config with each SIMULATOR line served by its own iogate-sim over Modbus TCP. */
 async function benchConfigOverTcp(name) {
-  const over = await configOverTcp(join(BENCH_DIR, 'config.yaml'), join(work, `${name}.yaml`), { toggleMs: BENCH_TOGGLE_MS, scanHz: args['scan-hz'] });
-  over.sims.forEach((sim) => track(sim.child));
-  return over;
+  return configOverTcp(join(BENCH_DIR, 'config.yaml'), join(work, `${name}.yaml`), { toggleMs: BENCH_TOGGLE_MS, scanHz: args['scan-hz'] });
 }
 
 /** The daemon's read plan for a config (null: the built-in one), from the daemon itself. */
@@ -118,8 +113,7 @@ const readPlan = (config, bundle = BUNDLE) => readPlanOf(config, { bundle, cwd: 
 /** A bare poller making the plan's reads against simulators of its own with the same boards. */
 async function bareFor(name, plan) {
   const { file, sims } = await planOverTcp(plan, join(work, `${name}-plan.json`), { toggleMs: BENCH_TOGGLE_MS });
-  sims.forEach((sim) => track(sim.child));
-  const child = track(
+  const child = reapAtExit(
     spawn(NODE[0], [...NODE.slice(1), ...NODE_OPTIONS, ...profiling(name === 'bench' ? 'bare' : 'bareDefault'), '--require', PROBE, join(BENCH_DIR, 'bare-poller.mjs'), file], {
       env: { ...inheritedEnvironment(), ...serviceEnvironment() },
       stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
@@ -135,7 +129,6 @@ async function bareFor(name, plan) {
 async function daemonWith(key, config, { bundle = BUNDLE } = {}) {
   const port = await freePort();
   const { child } = spawnDaemon(config, port, { nodeOptions: [...NODE_OPTIONS, ...profiling(key), '--require', PROBE], bundle, ipc: true, cwd: work, node: NODE });
-  track(child);
   await waitForAnswer(port, '/rest/all', child);
   return { child, port };
 }

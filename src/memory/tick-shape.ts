@@ -22,15 +22,18 @@ import { createHook } from 'node:async_hooks';
 
 let kept: object | undefined;
 
-/**
- * Catches one nextTick entry (an async hook on for one synchronous call) and
- * keeps it. Returns it, or undefined if this Node makes its entries otherwise.
- */
+/** Keeps one nextTick entry for the life of the process. Returns it, or undefined if this Node makes its entries otherwise. */
 export function keepTickObjectShape(): object | undefined {
-  if (kept) return kept;
+  kept ??= catchTickObject();
+  return kept;
+}
+
+/** The entry of one nextTick call, caught by an async hook that is on for that synchronous call only. */
+export function catchTickObject(): object | undefined {
+  let caught: object | undefined;
   const hook = createHook({
     init(_asyncId, type, _triggerAsyncId, resource) {
-      if (type === 'TickObject' && kept === undefined) kept = resource;
+      if (type === 'TickObject' && caught === undefined) caught = resource;
     },
   });
   hook.enable();
@@ -39,5 +42,5 @@ export function keepTickObjectShape(): object | undefined {
   } finally {
     hook.disable();
   }
-  return kept;
+  return caught;
 }

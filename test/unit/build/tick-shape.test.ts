@@ -13,17 +13,10 @@ import { fileURLToPath } from 'node:url';
 const MODULE = fileURLToPath(new URL('../../../src/memory/tick-shape.ts', import.meta.url));
 
 const CHILD = `
-import { createHook } from 'node:async_hooks';
-import { keepTickObjectShape } from ${JSON.stringify(MODULE)};
+import { catchTickObject, keepTickObjectShape } from ${JSON.stringify(MODULE)};
 const kept = keepTickObjectShape();
-/** The next nextTick entry, caught as keepTickObjectShape catches it but not kept. */
-function entry() {
-  let caught;
-  const hook = createHook({ init(_id, type, _trigger, resource) { if (type === 'TickObject' && caught === undefined) caught = resource; } }).enable();
-  process.nextTick(() => {});
-  hook.disable();
-  return caught;
-}
+/** A new nextTick entry, not kept. */
+const entry = catchTickObject;
 const report = {
   keptKeys: kept ? [...Object.keys(kept), ...Object.getOwnPropertySymbols(kept).map(String)] : null,
   sameBefore: %HaveSameMap(kept, entry()),

@@ -7,6 +7,7 @@ import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './exit-codes.js';
 import { exitOnUnexpectedErrors } from './unexpected-error.js';
 import { createLogger, type LogLevel } from './log.js';
 import { openLogFile, type LogFile } from './log-file.js';
+import { exposeGcLate } from './memory/copy-and-run.js';
 import { loadMallocTrim } from './memory/malloc-trim.js';
 import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
 import { keepTickObjectShape } from './memory/tick-shape.js';
@@ -18,6 +19,9 @@ import { SHUTDOWN_BOUND_MS } from './shutdown.js';
 import { VERSION, VERSION_TEXT } from './version.js';
 
 // Command-line entry of the daemon.
+
+/** Long enough for the first scans, the 1-Wire discovery and the listeners. */
+const STARTUP_SETTLED_MS = 5_000;
 
 const USAGE = `iogate ${VERSION} — EVOK-compatible API daemon for Unipi PLCs
 
@@ -138,8 +142,19 @@ function main(): void {
   const log = createLogger(() => level, output);
   exitOnUnexpectedErrors(output);
   keepTickObjectShape();
+  // Started as `node iogate.js`, without the unit's options: what can still be had (src/memory/copy-and-run.ts).
+  const gcExposedLate = exposeGcLate();
+  const trimAddon = loadMallocTrim(typeof __dirname === 'string' ? __dirname : undefined);
+  const trimThresholdSetLate = process.env['MALLOC_TRIM_THRESHOLD_'] === undefined && 'trim' in trimAddon && trimAddon.setTrimThreshold();
   log.info(`iogate ${VERSION_TEXT} (node ${process.version}) starting with ${config.file ?? 'the built-in configuration'}`);
   for (const warning of warnings) log.warn(warning);
+  if (gcExposedLate || trimThresholdSetLate) {
+    const late = [gcExposedLate ? 'gc()' : '', trimThresholdSetLate ? "glibc's 64 KB trim threshold" : ''].filter(Boolean).join(' and ');
+    log.info(`memory: started without the service unit's node options; set ${late} at run time (run the bundle itself, ./iogate.js, for the rest)`);
+  }
+  // The threshold set late holds only for frees from now on: what start-up freed
+  // under glibc's default stays unless it is trimmed once, when start-up is over.
+  if (trimThresholdSetLate && 'trim' in trimAddon) setTimeout(() => exposedGc(trimAddon.trim)?.(), STARTUP_SETTLED_MS).unref();
 
   let service: ReturnType<typeof createService>;
   try {
@@ -180,7 +195,7 @@ function main(): void {
   function mallocTrimAfterCollections(): (() => void) | undefined {
     if (!exposedGc()) return undefined;
     // In the bundle, __dirname is the bundle's directory, where build.mjs and the package put native/.
-    const load = loadMallocTrim(typeof __dirname === 'string' ? __dirname : undefined);
+    const load = trimAddon;
     if ('trim' in load) {
       log.debug('memory: the C heap is trimmed after each burst of requests (malloc_trim)');
       return load.trim;

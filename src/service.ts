@@ -48,6 +48,8 @@ export interface ReloadReport {
   buses: CoreReloadReport;
   /** WebSocket clients closed because their access was revoked. */
   revokedWebSocketClients: number;
+  /** The log line's text: what changed. */
+  summary: string;
 }
 
 export interface Service {
@@ -322,7 +324,7 @@ export function createService(options: ServiceOptions): Service {
     }
     for (const warning of checked.warnings) log.warn(warning);
     options.applyLogging(next);
-    const report: ReloadReport = { components: {}, buses: { kept: [], restarted: [], started: [], stopped: [] }, revokedWebSocketClients: 0 };
+    const report: ReloadReport = { components: {}, buses: { kept: [], restarted: [], started: [], stopped: [] }, revokedWebSocketClients: 0, summary: '' };
     // The listener first: if the new address cannot be bound, the reload fails before anything changed.
     const order = [...components.filter((c) => c.name === 'listener'), ...components.filter((c) => c.name !== 'listener')];
     for (const component of order) {
@@ -359,11 +361,12 @@ export function createService(options: ServiceOptions): Service {
       ...report.buses.started.map((name) => `${name} started`),
       ...report.buses.stopped.map((name) => `${name} stopped`),
     ];
-    log.info(
+    report.summary =
       `configuration reloaded from ${next.file ?? 'the built-in configuration'}: ${[...changed, ...buses].join(', ') || 'nothing changed'}` +
-        `${report.buses.kept.length > 0 ? `; buses kept polling: ${report.buses.kept.join(', ')}` : ''}` +
-        `${report.revokedWebSocketClients > 0 ? `; ${report.revokedWebSocketClients} WebSocket client(s) closed, their access was revoked` : ''}`,
-    );
+      `${report.buses.kept.length > 0 ? `; buses kept polling: ${report.buses.kept.join(', ')}` : ''}` +
+      `${report.revokedWebSocketClients > 0 ? `; ${report.revokedWebSocketClients} WebSocket client(s) closed, their access was revoked` : ''}`;
+    // At WARNING, like the refusals: EVOK's configurations log at WARNING, and a reload's outcome must show there.
+    log.warn(report.summary);
     return report;
   }
 

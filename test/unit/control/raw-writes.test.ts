@@ -123,6 +123,10 @@ describe('mirror registers of interlocked outputs', () => {
     const second = await postJson(`${gate.baseUrl}/json/register/1_1`, { value: 2 });
     assert.equal(second.status, 200, JSON.stringify(second.body));
     assert.deepEqual([timeline.isOn('do/1_01'), timeline.isOn('do/1_02')], [false, true]);
+    // Back: do 1_01's bit comes first in the register, yet do 1_02 goes off before it goes on.
+    const third = await postJson(`${gate.baseUrl}/bulk`, { individual_assignments: [{ device_type: 'register', device_circuit: '1_1', assigned_values: { value: 1 } }] });
+    assert.doesNotMatch(JSON.stringify(third.body), /rror/, JSON.stringify(third.body));
+    assert.deepEqual([timeline.isOn('do/1_01'), timeline.isOn('do/1_02')], [true, false]);
     assert.equal(overlaps(['do/1_01', 'do/1_02']), 0, 'never both on at the board');
     assert.ok(shortestGap(['do/1_01', 'do/1_02']) >= DWELL_MS, `dwell kept: ${shortestGap(['do/1_01', 'do/1_02'])} ms`);
     // Bits of outputs in no group move with it: do 1_03 goes on beside the member left on.

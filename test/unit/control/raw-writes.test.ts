@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startMqtt, type MqttBridge } from '../../../src/api/mqtt/bridge.js';
 import { createLogger } from '../../../src/log.js';
-import type { SimulatedBoard } from '../../../src/sim/simulated-board.js';
+import { SimulatedBoard } from '../../../src/sim/simulated-board.js';
 import { postForm, postJson, type Reply } from '../../helpers/http.js';
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
@@ -207,5 +207,33 @@ describe('DirectSwitch', () => {
     // Back to Simple is always allowed.
     assert.equal((await postForm(`${gate.baseUrl}/rest/register/1_1014`, { value: '0' })).status, 200);
     assert.equal((await postForm(`${gate.baseUrl}/rest/di/1_01`, { mode: 'Simple' })).status, 200);
+  });
+
+  test('an input found in DirectSwitch mode at start-up with a guarded output is left alone and logged', async () => {
+    const lines: string[] = [];
+    // The brain's DI 1 and DI 3 in DirectSwitch mode before iogate reads the board (as NV memory would have them).
+    const original = SimulatedBoard.prototype.readRegisters;
+    const primed = new WeakSet<SimulatedBoard>();
+    SimulatedBoard.prototype.readRegisters = function (this: SimulatedBoard, space, address, quantity) {
+      if (!primed.has(this) && this.model.name === '00') {
+        primed.add(this);
+        this.set('holding', 1014, 0b101);
+      }
+      return original.call(this, space, address, quantity);
+    };
+    let second: Gate | undefined;
+    try {
+      second = await startGate(CONFIG, { log: createLogger('INFO', (line) => lines.push(line)) });
+    } finally {
+      SimulatedBoard.prototype.readRegisters = original;
+    }
+    try {
+      const warned = lines.filter((line) => /DirectSwitch mode/.test(line));
+      assert.equal(warned.length, 1, warned.join('\n'));
+      assert.match(warned[0]!, /di 1_01 is in DirectSwitch mode: the board switches do 1_01 by itself, past iogate's rules \(interlocks\[0\]\); set di 1_01 mode=Simple/);
+      assert.equal(second.board.get('holding', 1014), 0b101, 'the setting is left as found');
+    } finally {
+      await second.close();
+    }
   });
 });

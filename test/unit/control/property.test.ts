@@ -130,6 +130,8 @@ let bridge: MqttBridge;
 let ws: TestClient;
 let mqtt: Observer;
 let mqttSent = 0;
+/** Register writes sent over REST and JSON, and how many of them an interlock or cover refused: both kinds must occur. */
+const registerWrites = { sent: 0, refused: 0 };
 let mqttAnswered = 0;
 const unexpected: string[] = [];
 
@@ -189,6 +191,12 @@ async function send(action: Action, id: number): Promise<void> {
         ? { value: action.value }
         : action.fields;
   const base = gate.baseUrl;
+  if (action.kind === 'register' && (action.api === 'rest' || action.api === 'json')) {
+    const reply = action.api === 'rest' ? await postForm(`${base}/rest/register/${circuit}`, { value: String(action.value) }) : await postJson(`${base}/json/register/${circuit}`, fields);
+    registerWrites.sent++;
+    if (reply.status === 409) registerWrites.refused++;
+    return judgeReply(action.api, reply);
+  }
   switch (action.api) {
     case 'rest':
       return judgeReply('rest', await postForm(`${base}/rest/${type}/${circuit}`, Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)]))));
@@ -359,9 +367,10 @@ test(`property: ${STEPS} random steps over every API keep interlocks, dwell and 
   const { samples, violations } = checkInterlocks();
   const seconds = (performance.now() - started) / 1000;
   process.stderr.write(
-    `property: ${steps} steps (${mqttSent} over MQTT), ${samples} board samples, ${positionChecks} position checks (worst ${worst.toFixed(2)} %), ${violations.length} violations, ${seconds.toFixed(1)} s, seed ${SEED}\n`,
+    `property: ${steps} steps (${mqttSent} over MQTT; ${registerWrites.sent} register writes over REST and JSON, ${registerWrites.refused} refused), ${samples} board samples, ${positionChecks} position checks (worst ${worst.toFixed(2)} %), ${violations.length} violations, ${seconds.toFixed(1)} s, seed ${SEED}\n`,
   );
   assert.ok(steps >= STEPS, `${steps} steps run`);
   assert.equal(violations.length, 0);
+  assert.ok(registerWrites.refused > 0 && registerWrites.refused < registerWrites.sent, 'register writes both carried out and refused');
 });
 

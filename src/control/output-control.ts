@@ -158,9 +158,7 @@ export class OutputControl implements WriteControl {
    */
   private admitMoves(device: Device, params: Readonly<Record<string, unknown>>, { moves, handovers }: OutputMoves): AdmittedWrite {
     for (const { input, output } of handovers) {
-      if (!isOutput(output)) continue;
-      const cover = this.coverOf.get(output);
-      const rule = cover ? `it drives cover ${cover.circuit}` : this.groupsOf.get(output)?.map((group) => group.name).join(', ');
+      const rule = this.ruleOf(output);
       if (rule === undefined) continue;
       const via = device === input ? '' : `${label(device)}: `;
       throw new RequestError(409, 'InterlockError', `${via}${label(input)} stays out of DirectSwitch mode: the board would switch ${label(output)} by itself, past iogate's rules (${rule}); switch ${label(output)} through iogate`);
@@ -198,6 +196,13 @@ export class OutputControl implements WriteControl {
           },
         ),
     };
+  }
+
+  /** The rule that guards `output` (`it drives cover x`, `interlocks[0]`), for messages; undefined for an output in no group. */
+  private ruleOf(output: Device): string | undefined {
+    if (!isOutput(output)) return undefined;
+    const cover = this.coverOf.get(output);
+    return cover ? `it drives cover ${cover.circuit}` : this.groupsOf.get(output)?.map((group) => group.name).join(', ');
   }
 
   /** One output's write under its locks: the interlock check, the write, and what follows from it. */
@@ -363,7 +368,25 @@ export class OutputControl implements WriteControl {
       }
     }
     for (const group of this.groups) this.checkViolation(group, 'at start-up');
+    this.warnDirectSwitch();
     this.active = true;
+  }
+
+  /**
+   * An input found in DirectSwitch mode (set before iogate ran, or by another
+   * master, and kept in the board's NV memory) switches its output on the
+   * board itself. iogate leaves the setting alone (nothing changes by itself)
+   * but says so when that output is guarded.
+   */
+  private warnDirectSwitch(): void {
+    for (const input of this.registry.list('di')) {
+      if (input.full()['mode'] !== 'DirectSwitch') continue;
+      for (const { output } of outputMovesOf(input, { mode: 'DirectSwitch' })?.handovers ?? []) {
+        const rule = this.ruleOf(output);
+        if (rule === undefined) continue;
+        this.log.warn(`${label(input)} is in DirectSwitch mode: the board switches ${label(output)} by itself, past iogate's rules (${rule}); set ${label(input)} mode=Simple`);
+      }
+    }
   }
 
   /** On shutdown: running pulses end and moving covers stop now (fail safe), and the state is saved. */

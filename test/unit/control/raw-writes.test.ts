@@ -5,7 +5,9 @@ import { createLogger } from '../../../src/log.js';
 import { SimulatedBoard } from '../../../src/sim/simulated-board.js';
 import { postForm, postJson, type Reply } from '../../helpers/http.js';
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
+import { startSparkplug } from '../../../src/api/sparkplug/start.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
+import { TahuHost } from '../../helpers/sparkplug-host.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
 import { BRAIN_DO, BRAIN_LED, OutputTimeline, RELAY_01 } from '../../helpers/output-timeline.js';
 import { connect, type TestClient } from '../../helpers/ws-client.js';
@@ -16,7 +18,11 @@ import { connect, type TestClient } from '../../helpers/ws-client.js';
 // judged at the simulated boards; writes that move no guarded output stay raw.
 
 const DWELL_MS = 120;
-const CONFIG = `${stillBoardYaml({ errorReplies: true, devices: '      2:\n        model: "01"\n        slave-id: 2\n' })}interlocks:
+/** The Sparkplug edge node is configured here, but runs only where a test starts it. */
+const config = (brokerUrl: string) => `${stillBoardYaml({ errorReplies: true, devices: '      2:\n        model: "01"\n        slave-id: 2\n' }).replace(
+  'apis:\n',
+  `apis:\n  sparkplug:\n    enabled: true\n    group_id: plant\n    edge_node_id: node1\n    servers:\n      - url: ${brokerUrl}\n    write: true\n`,
+)}interlocks:
   - outputs: [do/1_01, do/1_02]
     dwell_ms: ${DWELL_MS}
 covers:
@@ -38,13 +44,13 @@ let bridge: MqttBridge;
 let mqtt: Observer;
 
 before(async () => {
-  gate = await startGate(CONFIG);
+  broker = await TestBroker.start();
+  gate = await startGate(config(broker.url));
   const boards = gate.runtime.simulations.get('SIM')!.boards;
   brain = boards.get(1)!;
   relays = boards.get(2)!;
   timeline = new OutputTimeline([brain, relays], [BRAIN_DO(1), BRAIN_DO(2), BRAIN_DO(3), BRAIN_LED(1), BRAIN_LED(3), RELAY_01(2, 1, 1), RELAY_01(2, 2, 1), RELAY_01(2, 5, 1)]);
   ws = await connect(gate.wsUrl);
-  broker = await TestBroker.start();
   bridge = startMqtt({ ...gate.runtime, config: { ...gate.config.apis.mqtt, enabled: true, address: '127.0.0.1', port: broker.port, clientId: 'plc', topicPrefix: 'plc' }, log: createLogger('CRITICAL') });
   mqtt = await Observer.connect(broker.url, ['plc/ack/#', 'plc/status']);
   await mqtt.waitFor('plc/status', (text) => text === 'online');
@@ -154,6 +160,27 @@ describe('mirror registers of interlocked outputs', () => {
   });
 });
 
+test('the same over Sparkplug: a DCMD of a mirror register that would switch both members on is refused, one that moves one member is carried out', async () => {
+  const node = startSparkplug(gate.config, gate.runtime, createLogger('CRITICAL'));
+  const host = await TahuHost.connect(broker.url, 'plant');
+  try {
+    await host.waitFor((m) => m.edgeNode === 'node1' && m.type === 'DBIRTH' && m.device === '1');
+    const writes = brain.writes;
+    await host.command('node1', '1', [{ name: 'register/1_1/value', type: 'UInt16', value: 3 }]);
+    await until(() => node.stats().commands.refused === 1, 'the command refused');
+    assert.equal(brain.writes, writes, 'no write reached the board');
+    await host.command('node1', '1', [{ name: 'register/1_1/value', type: 'UInt16', value: 2 }]);
+    await until(() => node.stats().commands.accepted === 1, 'the command carried out');
+    assert.deepEqual([timeline.isOn('do/1_01'), timeline.isOn('do/1_02')], [false, true]);
+    assert.equal(overlaps(['do/1_01', 'do/1_02']), 0);
+    await host.command('node1', '1', [{ name: 'register/1_1/value', type: 'UInt16', value: 0 }]);
+    await until(() => node.stats().commands.accepted === 2, 'the command carried out');
+  } finally {
+    await node.stop();
+    await host.close();
+  }
+});
+
 describe("mirror registers of a cover's relays", () => {
   test("switching a cover's relay on through the register is refused; the other relays of the register still work", async () => {
     const writes = relays.writes;
@@ -215,7 +242,7 @@ describe('DirectSwitch', () => {
     const original = SimulatedBoard.prototype.readRegisters;
     const primed = new WeakSet<SimulatedBoard>();
     SimulatedBoard.prototype.readRegisters = function (this: SimulatedBoard, space, address, quantity) {
-      if (!primed.has(this) && this.model.name === '00') {
+      if (!primed.has(this) && this !== brain && this.model.name === '00') {
         primed.add(this);
         this.set('holding', 1014, 0b101);
       }
@@ -223,13 +250,13 @@ describe('DirectSwitch', () => {
     };
     let second: Gate | undefined;
     try {
-      second = await startGate(CONFIG, { log: createLogger('INFO', (line) => lines.push(line)) });
+      second = await startGate(config(broker.url), { log: createLogger('INFO', (line) => lines.push(line)) });
     } finally {
       SimulatedBoard.prototype.readRegisters = original;
     }
     try {
       const warned = lines.filter((line) => /DirectSwitch mode/.test(line));
-      assert.equal(warned.length, 1, warned.join('\n'));
+      assert.equal(warned.length, 1, lines.join('\n'));
       assert.match(warned[0]!, /di 1_01 is in DirectSwitch mode: the board switches do 1_01 by itself, past iogate's rules \(interlocks\[0\]\); set di 1_01 mode=Simple/);
       assert.equal(second.board.get('holding', 1014), 0b101, 'the setting is left as found');
     } finally {

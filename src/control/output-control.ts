@@ -154,9 +154,12 @@ export class OutputControl implements WriteControl {
    * outputs is decided as a whole before anything is written: refused (409)
    * if one move breaks a rule, else carried out as output writes, offs first,
    * each with the checks, dwell and bookkeeping of a client's output write.
-   * Writes that move no guarded output stay raw, as in EVOK.
+   * Writes that move no guarded output stay raw, as in EVOK. `device` is
+   * the one written (named in messages); a front end taking raw Modbus
+   * writes passes registerWriteMoves' or coilWriteMoves' result and its raw
+   * write to `run`.
    */
-  private admitMoves(device: Device, params: Readonly<Record<string, unknown>>, { moves, handovers }: OutputMoves): AdmittedWrite {
+  admitMoves(device: Device, params: Readonly<Record<string, unknown>>, { moves, handovers }: OutputMoves): AdmittedWrite {
     for (const { input, output } of handovers) {
       const rule = this.ruleOf(output);
       if (rule === undefined) continue;

@@ -259,6 +259,14 @@ describe('DirectSwitch', () => {
       assert.equal(warned.length, 1, lines.join('\n'));
       assert.match(warned[0]!, /di 1_01 is in DirectSwitch mode: the board switches do 1_01 by itself, past iogate's rules \(interlocks\[0\]\); set di 1_01 mode=Simple/);
       assert.equal(second.board.get('holding', 1014), 0b101, 'the setting is left as found');
+      // While it is in that mode, changing how it switches is refused too; leaving the mode is not.
+      refused(await postForm(`${second.baseUrl}/rest/di/1_01`, { ds_mode: 'Toggle' }), /di 1_01 stays out of DirectSwitch mode/);
+      refused(await postForm(`${second.baseUrl}/rest/register/1_1015`, { value: '1' }), /register 1_1015: di 1_01 stays out of DirectSwitch mode/);
+      assert.equal(second.board.get('holding', 1015), 0);
+      // di 1_03's output is in no group: its polarity may change.
+      assert.equal((await postForm(`${second.baseUrl}/rest/register/1_1015`, { value: '4' })).status, 200);
+      assert.equal((await postForm(`${second.baseUrl}/rest/di/1_01`, { mode: 'Simple' })).status, 200);
+      assert.equal(second.board.get('holding', 1014), 0b100);
     } finally {
       await second.close();
     }

@@ -26,7 +26,7 @@ before(async () => {
     type: MODBUSTCP
     hostname: 127.0.0.1
     port: ${slave.port}
-    timeout: 150
+    timeout: 500
     retries: 0
     devices:
       2:

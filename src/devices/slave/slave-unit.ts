@@ -1,4 +1,4 @@
-import type { BoardModel, RegisterSpace } from '../../boards/model.js';
+import type { BoardModel, Feature, RegisterSpace } from '../../boards/model.js';
 import type { ModbusBus, Priority, ReplyFault } from '../../modbus/bus.js';
 import { ModbusError, notSlavesFault } from '../../modbus/errors.js';
 import { currentRequestContext } from '../../modbus/request-context.js';
@@ -117,6 +117,8 @@ class AttemptWindow {
 export class SlaveUnit {
   readonly cache: RegisterCache;
   readonly devices: Device[] = [];
+  /** The devices of each feature of the model, by channel: who a raw write of the feature's registers or coils moves. */
+  readonly channels = new Map<Feature, Device[]>();
   state: SlaveState = 'starting';
   readonly stats: SlaveStats = {
     requests: 0,

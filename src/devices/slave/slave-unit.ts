@@ -152,6 +152,8 @@ export class SlaveUnit {
   private lastFault = '';
   /** performance.now() of the last answered attempt (0: never). */
   private lastAnswerAt = 0;
+  /** Armed while the line is down and the slave not yet offline for it. */
+  private lineDownTimer: NodeJS.Timeout | undefined;
   /** Probes while offline, summarised in the log. */
   private readonly outage = new RepeatSummary();
   /** Settles when the first scan attempt is over, answered or not. */
@@ -207,7 +209,36 @@ export class SlaveUnit {
       if (answered) this.lastAnswerAt = performance.now();
     });
     bus.observeFaults(unit, (fault) => this.replyFault(fault));
+    bus.observeDrops(() => this.lineDropped());
   }
+
+  /**
+   * The line dropped: if it is still down LINE_DOWN_OFFLINE_MS later, the
+   * slave is offline then, whatever its scan is doing. The scan alone cannot
+   * be relied on: its poll may wait in the queue for the reconnect, up to its
+   * deadline (8 s on TCP with the defaults), and the slave looked online all
+   * that time.
+   */
+  private lineDropped(): void {
+    clearTimeout(this.lineDownTimer);
+    this.lineDownTimer = setTimeout(this.lineDownCheck, LINE_DOWN_OFFLINE_MS);
+    this.lineDownTimer.unref();
+  }
+
+  private readonly lineDownCheck = (): void => {
+    this.lineDownTimer = undefined;
+    // Reconnected meanwhile, or the bus was stopped (a reload or shutdown took it).
+    const downMs = this.bus.downForMs();
+    if (downMs === 0) return;
+    if (downMs < LINE_DOWN_OFFLINE_MS) {
+      this.lineDownTimer = setTimeout(this.lineDownCheck, Math.ceil(LINE_DOWN_OFFLINE_MS - downMs));
+      this.lineDownTimer.unref();
+      return;
+    }
+    const wasState = this.state;
+    this.lineDown(new ModbusError('disconnected', `bus ${this.bus.name} is down (for ${(downMs / 1000).toFixed(1)} s)`));
+    if (wasState !== this.state) this.onChange(this, NOTHING_CHANGED, true);
+  };
 
   /**
    * Its replies cannot be matched to its requests: a late one may be taken

@@ -344,6 +344,7 @@ export class SlaveUnit {
    * report those whose state changed. An offline slave is only probed, with
    * back-off, so a dead slave costs the bus one timeout now and then.
    */
+  /** `now`: performance.now(), so a step of the wall clock neither delays nor hastens a probe. */
   async scan(now: number): Promise<void> {
     if (this.state === 'offline' && now < this.nextProbeAt) return;
     // Made only when a device changed, which most polls do not.

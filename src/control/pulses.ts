@@ -63,6 +63,18 @@ export class PulseTimers {
     this.timers.set(output, setTimeout(fire, ms));
   }
 
+  /**
+   * The output's device is taken out (a reload rebuilds its bus): its timer
+   * goes, the note stays until the caller's off has landed. True if a pulse was running.
+   */
+  drop(output: Output): boolean {
+    const timer = this.timers.get(output);
+    if (timer === undefined) return false;
+    clearTimeout(timer);
+    this.timers.delete(output);
+    return true;
+  }
+
   /** A later write to the output: no off is pending any more. */
   cancel(output: Output): void {
     const timer = this.timers.get(output);

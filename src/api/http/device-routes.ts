@@ -100,7 +100,7 @@ function read(
  * the value is, is the point.
  */
 function readMeta(registry: Registry, type: string, circuit: string | undefined, property: string | undefined, req: IncomingMessage, res: ServerResponse): void {
-  const now = Date.now();
+  const now = performance.now();
   if (circuit === undefined) {
     sendRead(req, res, `[${registry.allInOrder().map((device) => device.metaJson(now)).join(',')}]`);
     return;

@@ -33,7 +33,7 @@ export interface SlaveStats {
   failedScans: number;
   overruns: number;
   lastScanMs: number;
-  /** Date.now() of the last block read that succeeded; 0 before the first. */
+  /** performance.now() of the last block read that succeeded; 0 before the first. */
   lastOkAt: number;
   /** Smoothed time between the starts of two consecutive scans (0 until measured). */
   cycleMs: number;
@@ -396,7 +396,7 @@ export class SlaveUnit {
       // A late reply can pass for the answer to this read: nothing more is read or trusted once the slave was caught at it.
       if (this.faults !== faultsBefore) break;
       answered = true;
-      const readAt = Date.now();
+      const readAt = performance.now();
       this.stats.lastOkAt = readAt;
       changed = this.storeRead(read, response, readAt, since, changed);
     }
@@ -492,7 +492,7 @@ export class SlaveUnit {
       for (const index of indices) {
         const since = this.cache.mark();
         const response = await this.request(this.blockReads[index]!, 'input', 0);
-        if ('registers' in response) changed = this.storeBlock(index, response.registers, 0, Date.now(), since, changed);
+        if ('registers' in response) changed = this.storeBlock(index, response.registers, 0, performance.now(), since, changed);
       }
     } catch {
       // Counted in stats by request(); the next scan or read tries again.

@@ -41,3 +41,33 @@ test('after the wall clock steps back an hour, an offline slave that answers aga
     await rig.stop();
   }
 });
+
+test('values age on the monotonic clock: a step forward does not make them stale, a step back does not keep them good', async () => {
+  const line = new FaultyLine([{ unit: 1, model: brain00 }]);
+  // Read once (scan_enabled: false), then never again: its values only age.
+  const rig = await startRig([{ link: line, slaves: [{ name: '1', unit: 1, model: brain00, periodMs: 20, scanEnabled: false }] }]);
+  let restore = () => {};
+  try {
+    await rig.whenState('1', 'online');
+    const di = rig.registry.resolve('di', '1_01');
+    assert.equal(di.metaState()['quality'], 'good');
+
+    restore = stepWallClock(3_600_000);
+    const forward = di.metaState();
+    assert.equal(forward['quality'], 'good', 'a step forward made a fresh value stale');
+    assert.ok((forward['age_s'] as number) < 60, `age_s ${String(forward['age_s'])} after a step forward`);
+    restore();
+
+    restore = stepWallClock(-3_600_000);
+    // Past the stale bound (500 ms at least) with no read: stale, whatever the wall clock says.
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    const back = di.metaState();
+    assert.equal(back['quality'], 'stale', 'a step back kept a value that stopped coming good');
+    assert.ok((back['age_s'] as number) >= 0.5 && (back['age_s'] as number) < 60, `age_s ${String(back['age_s'])}`);
+    // `ts` is shown on the wall clock as it is now.
+    assert.ok(Math.abs(Date.parse(back['ts'] as string) - Date.now()) < 60_000, `ts ${String(back['ts'])}`);
+  } finally {
+    restore();
+    await rig.stop();
+  }
+});

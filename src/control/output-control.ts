@@ -1,5 +1,6 @@
 import type { CoverConfig, InterlockConfig } from '../config/types.js';
 import type { Device } from '../devices/device.js';
+import { DigitalOutput } from '../devices/digital/do.js';
 import { ValidationError, binary, decimal, integer } from '../devices/fields.js';
 import { RequestError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -51,6 +52,8 @@ export class OutputControl implements WriteControl {
   private readonly offs: FailSafeOffs;
   /** False until start(): before it, reads only record states (the first scan is still coming in). */
   private active = false;
+  /** Offs a reload could not land before it stopped their bus, by output reference, for the device built in its place. */
+  private readonly handedOver = new Map<string, string>();
   /** Groups already reported with two members on, so an incident is logged once. */
   private readonly violated = new Set<InterlockGroup>();
 
@@ -405,6 +408,50 @@ export class OutputControl implements WriteControl {
     ]);
     this.offs.stop();
     await this.state.flush();
+  }
+
+  /**
+   * A reload is about to stop the bus of these devices and build new ones in
+   * their place. Their pulses, EVOK timeouts that were to switch them off and
+   * pending fail-safe offs end now, while the old line still runs: kept on
+   * the old objects, their timers wrote to the stopped bus for ever and the
+   * output stayed on. A timeout that was to switch an output on is dropped
+   * (nothing switches on by itself). An off that does not land is handed to
+   * the output rebuilt under the same name (adopt).
+   */
+  async release(devices: readonly Device[]): Promise<void> {
+    await Promise.all(devices.filter(isOutput).map((output) => this.releaseOne(output)));
+  }
+
+  private async releaseOne(output: Output): Promise<void> {
+    const ref = reference(output);
+    const pulsed = this.pulses.drop(output);
+    const timedOff = output instanceof DigitalOutput && output.dropTimedRevert() === 0;
+    const retrying = this.offs.has(output);
+    this.offs.cancel(output);
+    if (pulsed || timedOff || retrying) {
+      const why = `${label(output)}: ${pulsed ? 'its pulse' : timedOff ? 'its timeout' : 'its pending off'} ended early, its bus is rebuilt by a reload (fail safe)`;
+      this.log.info(why);
+      try {
+        await this.switchUnderLocks(output, false);
+        this.state.setPulse(ref, undefined);
+      } catch {
+        this.handedOver.set(ref, why);
+      }
+    }
+    this.outputLocks.delete(output);
+  }
+
+  /** Devices a reload built: offs that release() could not land go on with them, until they land. */
+  adopt(devices: readonly Device[]): void {
+    for (const output of devices.filter(isOutput)) {
+      const ref = reference(output);
+      const why = this.handedOver.get(ref);
+      if (why === undefined) continue;
+      this.handedOver.delete(ref);
+      // A pulse's note stays in the state file until the off has landed, so a crash meanwhile still finds it.
+      this.offs.request(output, why, () => this.state.setPulse(ref, undefined));
+    }
   }
 
   private findOutput(ref: string): Output | undefined {

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { TestBroker } from '../../helpers/mqtt-broker.js';
+import { Observer } from '../../helpers/mqtt-observer.js';
+import { reloadsSettled, sighupStorm, staysAlive } from '../../helpers/reload-storm.js';
+import { spawnDaemon } from '../../helpers/spawn-daemon.js';
+import { tempDir } from '../../helpers/temp-dir.js';
+
+// Many reloads in quick succession, each of which restarts the MQTT bridge (a
+// changed keepalive). A bridge stopped while its client was still connecting
+// must be gone for good: mqtt.js would otherwise connect that client again on
+// its own, deliver it a 'connect' after its stores were closed, and the
+// bridge's publish at QoS 1 would throw in mqtt.js (exit 70). The broker
+// answers each CONNECT 20 ms late, so many stops land mid-connect.
+
+function configText(brokerPort: number, keepalive: number): string {
+  return [
+    'alias_file: alias.yaml',
+    'apis:',
+    '  mqtt:',
+    '    enabled: true',
+    '    address: 127.0.0.1',
+    `    port: ${brokerPort}`,
+    '    client-id: iogate-storm',
+    '    topic_prefix: plc',
+    '    qos: 1',
+    `    keepalive: ${keepalive}`,
+    'comm_channels:',
+    '  A:',
+    '    type: SIMULATOR',
+    '    toggle_ms: 0',
+    '    devices:',
+    '      1: {model: "00", scan_frequency: 10}',
+    '',
+  ].join('\n');
+}
+
+test('a storm of SIGHUPs, each restarting the MQTT bridge, leaves the daemon alive and connected', { timeout: 120_000 }, async () => {
+  const broker = await TestBroker.start({ connackDelayMs: 20 });
+  const dir = tempDir('iogate-mqtt-storm-');
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, configText(broker.port, 30));
+  const daemon = await spawnDaemon(['--config', file], { cwd: dir, tap: false });
+  const observer = await Observer.connect(broker.url, ['plc/status']);
+  try {
+    await observer.waitFor('plc/status', (text) => text === 'online');
+    await sighupStorm(daemon, file, 60, (i) => configText(broker.port, 31 + i));
+    await reloadsSettled(daemon);
+    observer.forget();
+    // Clients stopped mid-connect would come back after mqtt.js's reconnect period (0.5 s, then 1 s).
+    await staysAlive(daemon, 3000);
+    assert.doesNotMatch(daemon.output(), /TypeError|unexpected error/i);
+    // Still serving, and the bridge of the last configuration is on the broker.
+    const reply = await fetch(`${daemon.baseUrl}/rest/all`);
+    assert.equal(reply.status, 200);
+    await reply.arrayBuffer();
+    await observer.client.publishAsync('plc/status', 'probe', { qos: 1, retain: true });
+    await observer.waitFor('plc/status', (text) => text === 'probe');
+    const lastLogins = broker.logins.length;
+    await staysAlive(daemon, 1500);
+    assert.equal(broker.logins.length, lastLogins, 'no client of an earlier bridge connects again');
+  } finally {
+    await observer.client.endAsync();
+    const code = await daemon.stop();
+    await broker.stop();
+    assert.equal(code, 0, daemon.output().slice(-3000));
+  }
+});

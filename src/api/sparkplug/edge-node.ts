@@ -463,7 +463,7 @@ export class EdgeNode {
     const now = Date.now();
     const metrics: Metric[] = device.points.map((point) => {
       point.sent = metricValue(point);
-      const metric: Metric = { name: point.name, alias: point.alias, datatype: point.datatype, value: point.sent };
+      const metric: Metric = { name: point.name, alias: point.alias, datatype: point.datatype, value: point.sent, timestamp: now };
       const engUnit = engUnitOf(point);
       point.bornUnit = engUnit;
       if (engUnit !== undefined) metric.properties = { engUnit };

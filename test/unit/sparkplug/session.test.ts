@@ -125,6 +125,13 @@ test('an analog mode change gives the device a new birth with the new unit', asy
   assert.deepEqual(host.seqGaps(NODE), []);
 });
 
+test('every metric of every NBIRTH, DBIRTH, NDATA and DDATA so far carries a timestamp, as the spec requires', () => {
+  const carriers = host.messages.filter((m) => m.edgeNode === NODE && ['NBIRTH', 'DBIRTH', 'NDATA', 'DDATA'].includes(m.type));
+  assert.ok(carriers.some((m) => m.type === 'NBIRTH') && carriers.some((m) => m.type === 'DBIRTH') && carriers.some((m) => m.type === 'DDATA'));
+  const untimed = carriers.flatMap((m) => m.metrics.filter((x) => typeof x.timestamp !== 'number' || x.timestamp <= 0).map((x) => `${m.type} ${x.name ?? x.alias}`));
+  assert.deepEqual(untimed, []);
+});
+
 test('a clean stop publishes NDEATH with the bdSeq of the birth, QoS 1, not retained', async () => {
   const bdSeq = node.stats().bdSeq;
   await node.stop();

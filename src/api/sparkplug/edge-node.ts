@@ -7,6 +7,7 @@ import type { Logger } from '../../log.js';
 import type { OneWireBus } from '../../onewire/bus.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
+import { closeClient } from '../mqtt/close-client.js';
 import { BdSeqStore } from './bdseq-store.js';
 import { CommandHandler, type CommandStats } from './commands.js';
 import { bdSeqMetric, nodeBirthMetrics, uptimeMetric, type NodeProperties } from './node-metrics.js';
@@ -50,6 +51,13 @@ const REBIRTH_MIN_GAP_MS = 1000;
 const UNREACHED: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 /** Room for the MQTT header and topic above the largest command payload accepted (MQTT 5 brokers enforce it). */
 const MAX_PACKET_BYTES = DEFAULT_DECODE_LIMITS.maxBytes + 1024;
+/**
+ * MQTT 5's "Disconnect with Will Message": the broker publishes our Will (the
+ * NDEATH) as the session ends, which is how Sparkplug 3.0 wants an MQTT 5
+ * edge node to leave. MQTT 3.1.1 has no such code: there a DISCONNECT drops
+ * the Will, so the NDEATH is published by hand first.
+ */
+const DISCONNECT_WITH_WILL = 0x04;
 
 export interface EdgeNodeOptions {
   config: SparkplugConfig;
@@ -182,7 +190,11 @@ export class EdgeNode {
     };
   }
 
-  /** NDEATH (the Will's payload), then disconnect; the buffer file is brought up to date. */
+  /**
+   * NDEATH, then disconnect (over MQTT 5 the broker publishes the Will as the
+   * NDEATH); the client is closed for good, listeners included, before this
+   * resolves, and the buffer file is brought up to date.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     this.unsubscribe?.();
@@ -193,12 +205,7 @@ export class EdgeNode {
     clearTimeout(this.rebirthTimer);
     const client = this.client;
     this.client = undefined;
-    if (client?.connected) {
-      await this.publishDeath(client);
-      await client.endAsync().catch(() => undefined);
-    } else {
-      await client?.endAsync(true).catch(() => undefined);
-    }
+    if (client) await this.disconnect(client, true);
     this.born = false;
     await this.buffer.flush();
   }
@@ -357,13 +364,35 @@ export class EdgeNode {
     if (!client) return;
     this.options.log.info(`Sparkplug: leaving ${this.options.config.servers[this.serverIndex]?.url}: ${reason}`);
     this.goQuiet();
-    // A DISCONNECT (not a bare close) after our NDEATH, so the broker discards the Will: one NDEATH, not two.
-    void this.publishDeath(client)
-      .then((acknowledged) => {
-        // Its PUBACK comes after everything written before it was read.
-        if (acknowledged && this.client === client) this.tail.confirmAll();
-      })
-      .finally(() => client.end(false));
+    // The connection's close walks on to the next server (see connectNext).
+    void this.disconnect(client, false);
+  }
+
+  /**
+   * Ends a session with one NDEATH: over MQTT 5 the DISCONNECT asks the broker
+   * to publish the Will; over 3.1.1 our NDEATH goes first and the DISCONNECT
+   * (not a bare close) makes the broker discard the Will. `forGood` (a stop)
+   * also drops every listener and attempt of the client (see close-client.ts).
+   */
+  private async disconnect(client: MqttClient, forGood: boolean): Promise<void> {
+    const mqtt5 = client.options.protocolVersion === 5;
+    if (mqtt5 || !client.connected) {
+      const disconnect = { reasonCode: DISCONNECT_WITH_WILL };
+      if (forGood) await closeClient(client, { graceful: true, disconnect });
+      else client.end(!client.connected, disconnect);
+      return;
+    }
+    const death = this.publishDeath(client).then((acknowledged) => {
+      // Its PUBACK comes after everything written before it was read.
+      if (acknowledged && this.client === client) this.tail.confirmAll();
+    });
+    if (forGood) {
+      // The DISCONNECT waits for the NDEATH's acknowledgement, within closeClient's bound.
+      await closeClient(client, { graceful: true });
+      return;
+    }
+    await death;
+    client.end(false);
   }
 
   /** Resolves true once the broker acknowledged the NDEATH. */

@@ -132,12 +132,17 @@ test('every metric of every NBIRTH, DBIRTH, NDATA and DDATA so far carries a tim
   assert.deepEqual(untimed, []);
 });
 
-test('a clean stop publishes NDEATH with the bdSeq of the birth, QoS 1, not retained', async () => {
+test('a clean stop over MQTT 3.1.1 (aedes) publishes NDEATH itself, with the bdSeq of the birth, QoS 1, not retained', async () => {
   const bdSeq = node.stats().bdSeq;
+  const birth = host.messages.filter(isType('NBIRTH')).at(-1)!;
+  // So that an NDEATH made now is told apart from one made with the birth by its millisecond timestamp.
+  while (Date.now() <= birth.timestamp!) await new Promise((resolve) => setTimeout(resolve, 1));
   await node.stop();
   const death = await host.waitFor(isType('NDEATH'));
   assert.equal(death.topic, `spBv1.0/plant/NDEATH/${NODE}`);
   assert.equal(death.metrics.find((m) => m.name === 'bdSeq')?.value, bdSeq);
   assert.equal(death.retain, false);
   assert.equal(death.seq, undefined);
+  // 3.1.1 has no "disconnect with Will": this NDEATH was made at the stop, after the birth (the Will's is older).
+  assert.ok(death.timestamp! > birth.timestamp!, `an NDEATH of its own (${death.timestamp} > ${birth.timestamp})`);
 });

@@ -10,6 +10,7 @@ import { startWebhook, type Webhook } from './api/webhook.js';
 import { attachWebSocket, type WebSocketEndpoint } from './api/ws/server.js';
 import { readCheckedConfig, type CheckOptions, type CheckedConfig } from './checked-config.js';
 import { ConfigError } from './config/errors.js';
+import { readWhenStable } from './config/stable-file.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
 import { RequestError } from './errors.js';
@@ -297,18 +298,33 @@ export function createService(options: ServiceOptions): Service {
     }
   }
 
-  // One reload at a time: a second request waits for the first and then reads the file again.
+  // One reload at a time: a request during a reload waits for it and then reads the file again.
+  // Requests that arrive while one already waits share it: it reads the file as they would, so a
+  // storm of SIGHUPs costs at most two reloads, not one each.
   let reloading: Promise<unknown> = Promise.resolve();
+  let waiting: Promise<ReloadReport> | undefined;
   function reload(): Promise<ReloadReport> {
-    const run = reloading.then(() => applyReload(), () => applyReload());
+    if (waiting) return waiting;
+    const run = reloading.then(begin, begin);
+    function begin(): Promise<ReloadReport> {
+      if (waiting === run) waiting = undefined;
+      return applyReload();
+    }
+    waiting = run;
     reloading = run.catch(() => undefined);
     return run;
+  }
+
+  /** The configuration file once nothing writes to it any more (see stable-file.ts); a file still written is refused. */
+  function readSettledConfig(): Promise<CheckedConfig> {
+    const { file } = options.source;
+    return file === undefined ? Promise.resolve(readCheckedConfig(options.source)) : readWhenStable(file, () => readCheckedConfig(options.source));
   }
 
   async function applyReload(): Promise<ReloadReport> {
     let checked: CheckedConfig;
     try {
-      checked = readCheckedConfig(options.source);
+      checked = await readSettledConfig();
     } catch (error) {
       if (error instanceof ConfigError) log.error(`reload refused, still serving the previous configuration: ${error.message}`);
       throw error;

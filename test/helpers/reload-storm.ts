@@ -1,15 +1,22 @@
 import { once } from 'node:events';
-import { renameSync, writeFileSync } from 'node:fs';
+import { renameSync, utimesSync, writeFileSync } from 'node:fs';
 import type { SpawnedDaemon } from './spawn-daemon.js';
 
 // SIGHUP storms against a spawned daemon: the configuration is replaced
 // whole (written beside it and renamed over it, so no reload reads half a
 // file) and a SIGHUP follows within milliseconds, many times over.
 
-/** Writes `text` to `file` atomically (temporary file, rename). */
+/**
+ * Writes `text` to `file` atomically (temporary file, rename), dated a minute
+ * back: a reload takes a file modified within the last half second only once
+ * it stayed unchanged that long (src/config/stable-file.ts), and a test that
+ * reloads many times at once would otherwise wait that long each time.
+ */
 export function replaceFile(file: string, text: string): void {
   const temporary = `${file}.${process.pid}.tmp`;
   writeFileSync(temporary, text);
+  const past = new Date(Date.now() - 60_000);
+  utimesSync(temporary, past, past);
   renameSync(temporary, file);
 }
 
@@ -23,18 +30,20 @@ export async function sighupStorm(daemon: SpawnedDaemon, file: string, count: nu
 }
 
 /**
- * Resolves once every SIGHUP the daemon logged was dealt with (applied or
- * refused); rejects if the daemon exits or `timeoutMs` passes first.
+ * Resolves once the last SIGHUP the daemon logged was dealt with: a reload
+ * applied or refused after it (SIGHUPs that arrive while a reload waits share
+ * it, so there are fewer reloads than signals); rejects if the daemon exits
+ * or `timeoutMs` passes first. Resolves with the number of reloads done.
  */
 export async function reloadsSettled(daemon: SpawnedDaemon, timeoutMs = 60_000): Promise<number> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const output = daemon.output();
-    const asked = count(output, /SIGHUP: reloading the configuration/g);
-    const done = count(output, /configuration reloaded from|reload refused|reload failed/g);
-    if (asked > 0 && done >= asked) return done;
+    const asked = output.lastIndexOf('SIGHUP: reloading the configuration');
+    const done = Math.max(output.lastIndexOf('configuration reloaded from'), output.lastIndexOf('reload refused'), output.lastIndexOf('reload failed'));
+    if (asked >= 0 && done > asked) return count(output, /configuration reloaded from|reload refused|reload failed/g);
     if (daemon.child.exitCode !== null || daemon.child.signalCode !== null) throw new Error(`the daemon exited (${daemon.child.exitCode ?? daemon.child.signalCode}):\n${output.slice(-4000)}`);
-    if (Date.now() > deadline) throw new Error(`${done} of ${asked} reloads done after ${timeoutMs} ms:\n${output.slice(-4000)}`);
+    if (Date.now() > deadline) throw new Error(`the last SIGHUP not dealt with after ${timeoutMs} ms:\n${output.slice(-4000)}`);
     await Promise.race([once(daemon.child.stderr!, 'data'), new Promise((resolve) => setTimeout(resolve, 250))]);
   }
 }

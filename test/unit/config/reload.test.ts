@@ -5,6 +5,7 @@ import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import WebSocket from 'ws';
+import { replaceFile } from '../../helpers/reload-storm.js';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -233,7 +234,7 @@ test('100 reloads under load: no request fails, no WebSocket client is dropped, 
     })();
     const rss: number[] = [];
     for (let round = 1; round <= 100; round++) {
-      writeFileSync(file, variants[round % 2]!);
+      replaceFile(file, variants[round % 2]!);
       const reply = await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN, agent });
       assert.equal(reply.status, 200, reply.body);
       if (round === 20 || round === 100) rss.push(rssKb(daemon.child.pid!));

@@ -10,7 +10,7 @@ import { startWebhook, type Webhook } from './api/webhook.js';
 import { attachWebSocket, type WebSocketEndpoint } from './api/ws/server.js';
 import { readCheckedConfig, type CheckOptions, type CheckedConfig } from './checked-config.js';
 import { ConfigError } from './config/errors.js';
-import { readWhenStable } from './config/stable-file.js';
+import { SETTLE_MS, readWhenStable } from './config/stable-file.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
 import { RequestError } from './errors.js';
@@ -318,7 +318,10 @@ export function createService(options: ServiceOptions): Service {
   /** The configuration file once nothing writes to it any more (see stable-file.ts); a file still written is refused. */
   function readSettledConfig(): Promise<CheckedConfig> {
     const { file } = options.source;
-    return file === undefined ? Promise.resolve(readCheckedConfig(options.source)) : readWhenStable(file, () => readCheckedConfig(options.source));
+    if (file === undefined) return Promise.resolve(readCheckedConfig(options.source));
+    return readWhenStable(file, () => readCheckedConfig(options.source), {
+      onWait: (age) => log.info(`reload: ${file} was modified ${Math.max(0, Math.round(age))} ms ago; waiting until it has not changed for ${SETTLE_MS / 1000} s`),
+    });
   }
 
   async function applyReload(): Promise<ReloadReport> {

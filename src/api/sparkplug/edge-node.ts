@@ -17,6 +17,7 @@ import type { Metric } from './payload-types.js';
 import { engUnitOf, metricValue, PointModel, type Point, type SparkplugDevice } from './point-model.js';
 import { QuietLog } from './quiet-log.js';
 import { StoreForward, type BufferedChange } from './store-forward.js';
+import { FIRST_RETRY_MS, ServerWalk } from './server-walk.js';
 import { SparkplugTopics } from './topics.js';
 import { UnconfirmedTail } from './unconfirmed.js';
 
@@ -32,9 +33,6 @@ import { UnconfirmedTail } from './unconfirmed.js';
 // link: see unconfirmed.ts).
 
 const CONNECT_TIMEOUT_MS = 10_000;
-/** Delay before trying the next server; doubled after each full round of failures, up to the cap. */
-const FIRST_RETRY_MS = 250;
-const MAX_RETRY_MS = 10_000;
 /** How often 1-Wire buses are checked for a lost owserver or newly found sensors. */
 const ONE_WIRE_CHECK_MS = 1000;
 /** Node uptime is refreshed in NDATA this often. */
@@ -102,9 +100,7 @@ export class EdgeNode {
   private readonly commands: CommandHandler;
   private readonly quiet: QuietLog;
   private client: MqttClient | undefined;
-  private serverIndex = 0;
-  private failuresInRound = 0;
-  private retryMs = FIRST_RETRY_MS;
+  private readonly walk: ServerWalk;
   private retryTimer: NodeJS.Timeout | undefined;
   private bdSeq: number | undefined;
   private seq = 0;
@@ -113,8 +109,6 @@ export class EdgeNode {
   /** Newest STATE timestamp seen from the primary host (on any server): older ones are ignored. */
   private hostStateAt = -Infinity;
   private readonly deviceBorn = new Set<string>();
-  /** Servers that refused MQTT 5: spoken to in 3.1.1 from then on. */
-  private readonly mqtt311 = new Set<number>();
   private stopping = false;
   /** The current connection has birthed at least once (a later loss starts a fresh round of servers). */
   private sessionBorn = false;
@@ -135,6 +129,7 @@ export class EdgeNode {
   constructor(private readonly options: EdgeNodeOptions) {
     const { config, edgeNodeId, log } = options;
     this.topics = new SparkplugTopics(config.groupId, edgeNodeId);
+    this.walk = new ServerWalk(config.servers);
     this.model = new PointModel(options.slaves, options.oneWire.map(({ bus }) => bus));
     const key = `${config.groupId}-${edgeNodeId}`;
     this.bdSeqStore = new BdSeqStore(options.stateDir, key);
@@ -176,7 +171,7 @@ export class EdgeNode {
 
   stats(): EdgeNodeStats {
     return {
-      server: this.client?.connected ? this.options.config.servers[this.serverIndex]?.url : undefined,
+      server: this.client?.connected ? this.walk.current.server.url : undefined,
       connected: this.client?.connected ?? false,
       born: this.born,
       waitingForHost: this.waitingForHost,
@@ -214,9 +209,8 @@ export class EdgeNode {
 
   private async connectNext(): Promise<void> {
     if (this.stopping) return;
-    const { config, log } = this.options;
-    const index = this.serverIndex;
-    const server = config.servers[index]!;
+    const { log } = this.options;
+    const { server, index } = this.walk.current;
     let bdSeq: number;
     try {
       bdSeq = await this.bdSeqStore.next(this.neverReached);
@@ -244,8 +238,7 @@ export class EdgeNode {
     // Every failure ends in 'close'; errors are only reported here (mqtt.js would throw without a listener).
     client.on('error', (error: Error & { code?: number | string }) => {
       if (!settled && typeof error.code === 'string' && UNREACHED.has(error.code)) this.neverReached = true;
-      if (!settled && (error.code === 1 || error.code === 132) && !this.mqtt311.has(index)) {
-        this.mqtt311.add(index);
+      if (!settled && (error.code === 1 || error.code === 132) && this.walk.fallBackTo311(index)) {
         this.retrySame = true;
         log.info(`Sparkplug: ${server.url} does not speak MQTT 5; using MQTT 3.1.1 with it`);
         return;
@@ -257,8 +250,7 @@ export class EdgeNode {
       this.client = undefined;
       client.end(true);
       // Some 3.1.1-only brokers (RabbitMQ before 3.13) drop an MQTT 5 CONNECT without a CONNACK.
-      if (!settled && !this.neverReached && !this.retrySame && !this.mqtt311.has(index)) {
-        this.mqtt311.add(index);
+      if (!settled && !this.neverReached && !this.retrySame && this.walk.fallBackTo311(index)) {
         this.retrySame = true;
         log.info(`Sparkplug: ${server.url} closed the connection before accepting MQTT 5; trying MQTT 3.1.1 with it`);
       }
@@ -267,7 +259,7 @@ export class EdgeNode {
   }
 
   private clientOptions(server: SparkplugServer, index: number, bdSeq: number): IClientOptions {
-    const v5 = !this.mqtt311.has(index);
+    const v5 = !this.walk.speaks311(index);
     const options: IClientOptions = {
       clientId: `iogate-${this.topics.groupId}-${this.topics.edgeNodeId}`.slice(0, 64),
       clean: true,
@@ -344,25 +336,16 @@ export class EdgeNode {
   }
 
   private scheduleNext(hadSession: boolean): void {
-    const count = this.options.config.servers.length;
-    this.serverIndex = (this.serverIndex + 1) % count;
-    if (hadSession) {
-      this.failuresInRound = 0;
-      this.retryMs = FIRST_RETRY_MS;
-    } else if (++this.failuresInRound >= count) {
-      // A whole round failed: wait longer before the next one.
-      this.failuresInRound = 0;
-      this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
-    }
+    const delay = this.walk.advance(hadSession);
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => void this.connectNext(), hadSession ? FIRST_RETRY_MS : this.retryMs);
+    this.retryTimer = setTimeout(() => void this.connectNext(), delay);
   }
 
   /** NDEATH, disconnect, and on to the next server (host offline, or asked to). */
   private leave(reason: string): void {
     const client = this.client;
     if (!client) return;
-    this.options.log.info(`Sparkplug: leaving ${this.options.config.servers[this.serverIndex]?.url}: ${reason}`);
+    this.options.log.info(`Sparkplug: leaving ${this.walk.current.server.url}: ${reason}`);
     this.goQuiet();
     // The connection's close walks on to the next server (see connectNext).
     void this.disconnect(client, false);

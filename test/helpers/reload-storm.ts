@@ -20,13 +20,31 @@ export function replaceFile(file: string, text: string): void {
   renameSync(temporary, file);
 }
 
-/** `count` reloads, configuration `configText(i)` for the i-th, a few milliseconds apart (some back to back). */
+/**
+ * `count` reloads, configuration `configText(i)` for the i-th: each written,
+ * then 1 to 3 SIGHUPs within a few milliseconds (which share one reload), and
+ * the next one as soon as that reload was applied, so a component restarted
+ * by one reload is restarted again while it is still starting.
+ */
 export async function sighupStorm(daemon: SpawnedDaemon, file: string, count: number, configText: (i: number) => string): Promise<void> {
   for (let i = 0; i < count; i++) {
+    const applied = reloadsApplied(daemon);
     replaceFile(file, configText(i));
-    daemon.child.kill('SIGHUP');
-    await new Promise((resolve) => setTimeout(resolve, i % 4 === 0 ? 0 : 1 + (i % 5)));
+    for (let burst = 1 + (i % 3); burst > 0; burst--) {
+      daemon.child.kill('SIGHUP');
+      if (burst > 1) await new Promise((resolve) => setTimeout(resolve, i % 4));
+    }
+    const deadline = Date.now() + 10_000;
+    while (reloadsApplied(daemon) === applied) {
+      if (daemon.child.exitCode !== null || daemon.child.signalCode !== null) return;
+      if (Date.now() > deadline) throw new Error(`reload ${i + 1} of the storm not applied within 10 s:\n${daemon.output().slice(-3000)}`);
+      await Promise.race([once(daemon.child.stderr!, 'data'), new Promise((resolve) => setTimeout(resolve, 20))]);
+    }
   }
+}
+
+function reloadsApplied(daemon: SpawnedDaemon): number {
+  return count(daemon.output(), /configuration reloaded from/g);
 }
 
 /**

@@ -11,7 +11,7 @@ import { tempDir } from '../../helpers/temp-dir.js';
 // Many reloads in quick succession, each of which restarts the edge node (a
 // changed keepalive): every old session is closed for good before the next
 // one starts, so the daemon stays alive and the last edge node is born. The
-// broker answers each CONNECT 20 ms late, so many stops land mid-connect.
+// broker answers each CONNECT 300 ms late, so every restart lands mid-connect.
 
 function configText(brokerPort: number, keepalive: number): string {
   return [
@@ -35,7 +35,7 @@ function configText(brokerPort: number, keepalive: number): string {
 }
 
 test('a storm of SIGHUPs, each restarting the Sparkplug edge node, leaves the daemon alive and the last node born', { timeout: 120_000 }, async () => {
-  const broker = await TestBroker.start({ connackDelayMs: 20 });
+  const broker = await TestBroker.start({ connackDelayMs: 300 });
   const dir = tempDir('iogate-sparkplug-storm-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, configText(broker.port, 30));
@@ -43,7 +43,7 @@ test('a storm of SIGHUPs, each restarting the Sparkplug edge node, leaves the da
   const daemon = await spawnDaemon(['--config', file], { cwd: dir, tap: false });
   try {
     await host.waitFor((m) => m.type === 'NBIRTH' && m.edgeNode === 'storm', 15_000, 'first NBIRTH');
-    await sighupStorm(daemon, file, 60, (i) => configText(broker.port, 31 + i));
+    await sighupStorm(daemon, file, 30, (i) => configText(broker.port, 31 + i));
     await reloadsSettled(daemon);
     const settledAt = host.messages.length;
     await staysAlive(daemon, 3000);

@@ -169,6 +169,9 @@ export function createService(options: ServiceOptions): Service {
       start: () => undefined,
       stop: () => undefined,
       update(next) {
+        const [was, now] = [anonymousWriters(config.apis.auth), anonymousWriters(next.apis.auth)];
+        // Deliberate or not (a file edited by mistake), this must not pass unnoticed.
+        if (ANONYMOUS_REACH.indexOf(now) > ANONYMOUS_REACH.indexOf(was)) log.warn(`reload: requests without a token may now read and write: ${now} (before: ${was})`);
         const fresh = apiGuards(next.apis);
         if (fresh.limits.maxConnections !== limits.maxConnections || fresh.limits.maxConnectionsPerAddress !== limits.maxConnectionsPerAddress) {
           log.warn('reload: apis.limits.max_connections and max_connections_per_address take effect at the next restart');
@@ -422,6 +425,14 @@ export function createService(options: ServiceOptions): Service {
       await shutDown({ server, stopAccepting, connections }, steps, log, SHUTDOWN_BOUND_MS);
     },
   };
+}
+
+/** Who may read and write without a token, from the fewest to the most. */
+const ANONYMOUS_REACH = ['nobody', 'loopback clients', 'every client that reaches the listener'] as const;
+
+function anonymousWriters(auth: Config['apis']['auth']): (typeof ANONYMOUS_REACH)[number] {
+  if (auth.tokens.length === 0 || auth.allowAnonymous) return ANONYMOUS_REACH[2];
+  return auth.loopbackAnonymous ? ANONYMOUS_REACH[1] : ANONYMOUS_REACH[0];
 }
 
 /** The panel page, ready to send; none when running from unbundled sources. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { closeSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { reloadsSettled, staysAlive } from '../../helpers/reload-storm.js';
+import { reloadsSettled, replaceFile, staysAlive } from '../../helpers/reload-storm.js';
 import { spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -86,6 +86,23 @@ test('a file rewritten in place while SIGHUPs arrive is never applied half-writt
     assert.deepEqual(applied.filter((line) => !/: nothing changed; buses kept polling: modbus:A$/.test(line)), [], 'no reload changed anything');
     assert.equal(await post(daemon.baseUrl), 401);
     assert.equal(await post(daemon.baseUrl, TOKEN), 200);
+  } finally {
+    assert.equal(await daemon.stop(), 0);
+  }
+});
+
+test('a whole file that opens writes without a token is applied, with a warning that says so', { timeout: 60_000 }, async () => {
+  const dir = tempDir('iogate-half-written-');
+  const file = join(dir, 'config.yaml');
+  writeFileSync(file, TEXT);
+  const daemon = await spawnDaemon(['--config', file], { cwd: dir, tap: false });
+  try {
+    assert.equal(await post(daemon.baseUrl), 401);
+    replaceFile(file, TEXT.replace('loopback_anonymous: false', 'loopback_anonymous: true'));
+    daemon.child.kill('SIGHUP');
+    await reloadsSettled(daemon, 30_000);
+    assert.match(daemon.output(), /WARNING reload: requests without a token may now read and write: loopback clients \(before: nobody\)/);
+    assert.equal(await post(daemon.baseUrl), 200);
   } finally {
     assert.equal(await daemon.stop(), 0);
   }

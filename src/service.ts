@@ -10,6 +10,7 @@ import { startWebhook, type Webhook } from './api/webhook.js';
 import { attachWebSocket, type WebSocketEndpoint } from './api/ws/server.js';
 import { readCheckedConfig, type CheckOptions, type CheckedConfig } from './checked-config.js';
 import { ConfigError } from './config/errors.js';
+import { SETTLE_MS, readWhenStable } from './config/stable-file.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
 import { RequestError } from './errors.js';
@@ -170,6 +171,9 @@ export function createService(options: ServiceOptions): Service {
       start: () => undefined,
       stop: () => undefined,
       update(next) {
+        const [was, now] = [anonymousWriters(config.apis.auth), anonymousWriters(next.apis.auth)];
+        // Deliberate or not (a file edited by mistake), this must not pass unnoticed.
+        if (ANONYMOUS_REACH.indexOf(now) > ANONYMOUS_REACH.indexOf(was)) log.warn(`reload: requests without a token may now read and write: ${now} (before: ${was})`);
         const fresh = apiGuards(next.apis);
         if (fresh.limits.maxConnections !== limits.maxConnections || fresh.limits.maxConnectionsPerAddress !== limits.maxConnectionsPerAddress) {
           log.warn('reload: apis.limits.max_connections and max_connections_per_address take effect at the next restart');
@@ -299,18 +303,36 @@ export function createService(options: ServiceOptions): Service {
     }
   }
 
-  // One reload at a time: a second request waits for the first and then reads the file again.
+  // One reload at a time: a request during a reload waits for it and then reads the file again.
+  // Requests that arrive while one already waits share it: it reads the file as they would, so a
+  // storm of SIGHUPs costs at most two reloads, not one each.
   let reloading: Promise<unknown> = Promise.resolve();
+  let waiting: Promise<ReloadReport> | undefined;
   function reload(): Promise<ReloadReport> {
-    const run = reloading.then(() => applyReload(), () => applyReload());
+    if (waiting) return waiting;
+    const run = reloading.then(begin, begin);
+    function begin(): Promise<ReloadReport> {
+      if (waiting === run) waiting = undefined;
+      return applyReload();
+    }
+    waiting = run;
     reloading = run.catch(() => undefined);
     return run;
+  }
+
+  /** The configuration file once nothing writes to it any more (see stable-file.ts); a file still written is refused. */
+  function readSettledConfig(): Promise<CheckedConfig> {
+    const { file } = options.source;
+    if (file === undefined) return Promise.resolve(readCheckedConfig(options.source));
+    return readWhenStable(file, () => readCheckedConfig(options.source), {
+      onWait: (age) => log.info(`reload: ${file} was modified ${Math.max(0, Math.round(age))} ms ago; waiting until it has not changed for ${SETTLE_MS / 1000} s`),
+    });
   }
 
   async function applyReload(): Promise<ReloadReport> {
     let checked: CheckedConfig;
     try {
-      checked = readCheckedConfig(options.source);
+      checked = await readSettledConfig();
     } catch (error) {
       if (error instanceof ConfigError) log.error(`reload refused, still serving the previous configuration: ${error.message}`);
       throw error;
@@ -406,6 +428,14 @@ export function createService(options: ServiceOptions): Service {
       await shutDown({ server, stopAccepting, connections }, steps, log, SHUTDOWN_BOUND_MS);
     },
   };
+}
+
+/** Who may read and write without a token, from the fewest to the most. */
+const ANONYMOUS_REACH = ['nobody', 'loopback clients', 'every client that reaches the listener'] as const;
+
+function anonymousWriters(auth: Config['apis']['auth']): (typeof ANONYMOUS_REACH)[number] {
+  if (auth.tokens.length === 0 || auth.allowAnonymous) return ANONYMOUS_REACH[2];
+  return auth.loopbackAnonymous ? ANONYMOUS_REACH[1] : ANONYMOUS_REACH[0];
 }
 
 /** The panel page, ready to send; none when running from unbundled sources. */

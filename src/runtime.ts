@@ -176,6 +176,7 @@ export function buildRuntime(
       if (plan.input) loops.push(new InputScanLoop(slave, plan.input.periodMs, plan.input.blocks));
     }
     buses.push(bus);
+    registry.modbusBuses.add(busConfig.name);
     slaves.push(...unitSlaves);
     if (simulation) simulations.set(busConfig.name, simulation);
     plannedRates.set(busConfig.name, plannedPollRate);
@@ -194,6 +195,7 @@ export function buildRuntime(
         simulation?.stop();
         await bus.stop();
         removeFrom(buses, [bus]);
+        registry.modbusBuses.delete(busConfig.name);
         removeFrom(slaves, unitSlaves);
         for (const slave of unitSlaves) slaveDevices.delete(slave);
         if (simulations.get(busConfig.name) === simulation) simulations.delete(busConfig.name);

@@ -115,14 +115,21 @@ export function buildRuntime(
   const staleRule = { periods: quality.stalePeriods, minMs: quality.staleMinMs };
   const counters = new CounterBook(config.stateDir, quality.counterSaveMs, log);
 
+  // Slaves that were online once: the first time, their whole state goes to EVOK's listeners.
+  const cameOnline = new WeakSet<SlaveUnit>();
   const onChange: ChangeListener = (slave, changed, stateChanged) => {
     registry.invalidate();
     const changes: Device[] = [...changed];
     // Going on- or offline is news about the slave itself.
     const slaveDevice = slaveDevices.get(slave);
     if (stateChanged && slaveDevice) changes.push(slaveDevice);
+    let firstState: readonly Device[] | undefined;
+    if (!cameOnline.has(slave) && (slave.state === 'online' || slave.state === 'degraded')) {
+      cameOnline.add(slave);
+      firstState = slave.devices;
+    }
     // The feed itself keeps non-event devices away from listeners that follow EVOK's event set.
-    feed.publish(changes);
+    feed.publish(changes, firstState);
   };
 
   // Buses, slaves and the cycle guard log at two levels.

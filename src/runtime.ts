@@ -1,5 +1,6 @@
 import type { BoardModel } from './boards/model.js';
 import type { BusConfig, Config, OneWireBusConfig } from './config/types.js';
+import { DigitalInput } from './devices/digital/di.js';
 import { AliasManager } from './devices/alias-manager.js';
 import type { Device } from './devices/device.js';
 import { buildDevices } from './devices/build.js';
@@ -171,7 +172,16 @@ export function buildRuntime(
       const { counterTotal } = deviceConfig;
       const wanted = (circuit: string) => (typeof counterTotal === 'boolean' ? counterTotal : counterTotal.includes(circuit));
       const context = { globalId, log: (message: string) => log.warn(message), counters: { book: counters, wanted, log: (message: string) => log.info(message) } };
-      for (const device of buildDevices(slave, context)) add(device);
+      const built = buildDevices(slave, context);
+      for (const device of built) {
+        if (device instanceof DigitalInput) device.counterMeta = deviceConfig.counters?.[device.circuit];
+        add(device);
+      }
+      for (const circuit of Object.keys(deviceConfig.counters ?? {})) {
+        if (!built.some((device) => device instanceof DigitalInput && device.circuit === circuit)) {
+          log.warn(`counters: ${circuit} is no digital input of device ${deviceConfig.name}; its unit is not used`);
+        }
+      }
       const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig), { model: model.name, product: productOf(busConfig, deviceConfig, model.name) });
       slaveDevices.set(slave, slaveDevice);
       add(slaveDevice);

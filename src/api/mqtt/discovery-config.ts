@@ -1,6 +1,7 @@
 import type { BoardModel } from '../../boards/model.js';
 import type { Device, DeviceState } from '../../devices/device.js';
-import { counterTotalOf } from '../../devices/digital/di.js';
+import type { CounterMeta } from '../../config/types.js';
+import { DigitalInput, counterTotalOf } from '../../devices/digital/di.js';
 import { Cover } from '../../control/cover.js';
 import { VERSION } from '../../version.js';
 import type { Topics } from './topics.js';
@@ -79,11 +80,13 @@ export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: Discove
   switch (device.type) {
     case 'di': {
       const messages = [message(ctx, 'binary_sensor', device, '', entity('', binary))];
+      const meta = device instanceof DigitalInput ? device.counterMeta : undefined;
       if (typeof state['counter'] === 'number') {
         const counter = entity('_counter', {
           name: `${name} counter`,
-          value_template: '{{ value_json.counter }}',
+          value_template: scaled('value_json.counter', meta),
           state_class: 'total_increasing',
+          ...counterUnit(meta),
         });
         messages.push(message(ctx, 'sensor', device, '_counter', counter));
       }
@@ -92,8 +95,9 @@ export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: Discove
         const total = entity('_counter_total', {
           name: `${name} counter total`,
           state_topic: totalTopic,
-          value_template: '{{ value }}',
+          value_template: scaled('value', meta),
           state_class: 'total_increasing',
+          ...counterUnit(meta),
         });
         messages.push(message(ctx, 'sensor', device, '_counter_total', total));
       }
@@ -184,6 +188,22 @@ function deviceBlock(slave: SlaveInfo, ctx: DiscoveryContext): Payload {
     model: slave.model.description ?? slave.model.name,
     sw_version: `iogate ${VERSION}`,
   };
+}
+
+/**
+ * A counter's template: the pulses, or with a factor the quantity they count,
+ * rounded to 9 decimals so 0.1 L per pulse does not show binary fractions.
+ */
+function scaled(field: string, meta: CounterMeta | undefined): string {
+  if (meta === undefined || meta.factor === 1) return `{{ ${field} }}`;
+  const number = field === 'value' ? '(value | float)' : field;
+  return `{{ (${number} * ${meta.factor}) | round(9) }}`;
+}
+
+/** The unit (and device class) that lets Home Assistant's energy and water dashboards take a counter as it is. */
+function counterUnit(meta: CounterMeta | undefined): Payload {
+  if (meta === undefined) return {};
+  return meta.deviceClass === undefined ? { unit_of_measurement: meta.unit } : { unit_of_measurement: meta.unit, device_class: meta.deviceClass };
 }
 
 function unitFields(state: DeviceState): Payload {

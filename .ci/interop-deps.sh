@@ -9,5 +9,5 @@ set -euo pipefail
 # pymodbus imports pyserial even for its TCP server, and its async serial
 # server needs serial-asyncio: Debian lists both only as recommends, which
 # these installs skip, so they are named here.
-packages=(socat mbpoll python3-pymodbus python3-serial python3-serial-asyncio mosquitto mosquitto-clients owserver ow-shell prometheus iproute2)
+packages=(socat mbpoll python3-pymodbus python3-serial python3-serial-asyncio python3-jinja2 mosquitto mosquitto-clients owserver ow-shell prometheus iproute2)
 ensure_debian_packages "${packages[@]}"

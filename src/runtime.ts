@@ -1,5 +1,6 @@
 import type { BoardModel } from './boards/model.js';
 import type { BusConfig, Config, OneWireBusConfig } from './config/types.js';
+import { DigitalInput } from './devices/digital/di.js';
 import { AliasManager } from './devices/alias-manager.js';
 import type { Device } from './devices/device.js';
 import { buildDevices } from './devices/build.js';
@@ -115,14 +116,21 @@ export function buildRuntime(
   const staleRule = { periods: quality.stalePeriods, minMs: quality.staleMinMs };
   const counters = new CounterBook(config.stateDir, quality.counterSaveMs, log);
 
+  // Slaves that were online once: the first time, their whole state goes to EVOK's listeners.
+  const cameOnline = new WeakSet<SlaveUnit>();
   const onChange: ChangeListener = (slave, changed, stateChanged) => {
     registry.invalidate();
     const changes: Device[] = [...changed];
     // Going on- or offline is news about the slave itself.
     const slaveDevice = slaveDevices.get(slave);
     if (stateChanged && slaveDevice) changes.push(slaveDevice);
+    let firstState: readonly Device[] | undefined;
+    if (!cameOnline.has(slave) && (slave.state === 'online' || slave.state === 'degraded')) {
+      cameOnline.add(slave);
+      firstState = slave.devices;
+    }
     // The feed itself keeps non-event devices away from listeners that follow EVOK's event set.
-    feed.publish(changes);
+    feed.publish(changes, firstState);
   };
 
   // Buses, slaves and the cycle guard log at two levels.
@@ -164,7 +172,16 @@ export function buildRuntime(
       const { counterTotal } = deviceConfig;
       const wanted = (circuit: string) => (typeof counterTotal === 'boolean' ? counterTotal : counterTotal.includes(circuit));
       const context = { globalId, log: (message: string) => log.warn(message), counters: { book: counters, wanted, log: (message: string) => log.info(message) } };
-      for (const device of buildDevices(slave, context)) add(device);
+      const built = buildDevices(slave, context);
+      for (const device of built) {
+        if (device instanceof DigitalInput) device.counterMeta = deviceConfig.counters?.[device.circuit];
+        add(device);
+      }
+      for (const circuit of Object.keys(deviceConfig.counters ?? {})) {
+        if (!built.some((device) => device instanceof DigitalInput && device.circuit === circuit)) {
+          log.warn(`counters: ${circuit} is no digital input of device ${deviceConfig.name}; its unit is not used`);
+        }
+      }
       const slaveDevice = new ModbusSlave(slave, slaveLink(busConfig), { model: model.name, product: productOf(busConfig, deviceConfig, model.name) });
       slaveDevices.set(slave, slaveDevice);
       add(slaveDevice);
@@ -176,6 +193,7 @@ export function buildRuntime(
       if (plan.input) loops.push(new InputScanLoop(slave, plan.input.periodMs, plan.input.blocks));
     }
     buses.push(bus);
+    registry.modbusBuses.add(busConfig.name);
     slaves.push(...unitSlaves);
     if (simulation) simulations.set(busConfig.name, simulation);
     plannedRates.set(busConfig.name, plannedPollRate);
@@ -194,6 +212,7 @@ export function buildRuntime(
         simulation?.stop();
         await bus.stop();
         removeFrom(buses, [bus]);
+        registry.modbusBuses.delete(busConfig.name);
         removeFrom(slaves, unitSlaves);
         for (const slave of unitSlaves) slaveDevices.delete(slave);
         if (simulations.get(busConfig.name) === simulation) simulations.delete(busConfig.name);

@@ -403,6 +403,8 @@ export function createService(options: ServiceOptions): Service {
         await runtime.start();
         trends.start();
         for (const component of components) await component.start(config);
+        // The boards read before the webhook and WebSocket started: their first state goes out now, once.
+        runtime.feed.releaseFirstStates();
         options.output(startupSummary({ ...config, apis: { ...config.apis, port: listening.port } }));
         // A parent process (tests, supervisors) can wait for this line instead of polling.
         log.info(`listening on http://${config.apis.address}:${listening.port}`);

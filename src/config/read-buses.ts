@@ -1,5 +1,5 @@
 // Reads `comm_channels`: one entry per bus, each with its devices.
-import type { BusConfig, DeviceConfig, DeviceInfoConfig, OneWireBusConfig } from './types.js';
+import { COUNTER_DEVICE_CLASSES, type BusConfig, type CounterMeta, type DeviceConfig, type DeviceInfoConfig, type OneWireBusConfig } from './types.js';
 import type { ConfigSection } from './section.js';
 import { formatOrigin, type Origin } from './yaml-tree.js';
 import { DEFAULT_RETRIES, DEFAULT_SERIAL_TIMEOUT_MS, DEFAULT_TCP_TIMEOUT_MS } from './defaults.js';
@@ -149,6 +149,8 @@ function readDevice(name: string, device: ConfigSection, hasBusInfo: boolean): D
     inputScanFrequency: device.integer('input_scan_frequency', 0, 0, MAX_INPUT_SCAN_HZ),
     counterTotal: readCounterTotal(device),
   };
+  const counters = readCounters(device);
+  if (counters !== undefined) config.counters = counters;
   // EVOK registers a per-device device_info when the bus has none, or when
   // the device brings its own.
   if (!hasBusInfo || device.has('device_info')) {
@@ -157,6 +159,32 @@ function readDevice(name: string, device: ConfigSection, hasBusInfo: boolean): D
     device.markKnown('device_info');
   }
   return config;
+}
+
+/**
+ * `counters:` what the pulses of some DIs count, by circuit:
+ * `1_01: {unit: L, factor: 0.5, device_class: water}` (a meter giving a pulse
+ * every half litre). Read by the Home Assistant discovery.
+ */
+function readCounters(device: ConfigSection): Record<string, CounterMeta> | undefined {
+  if (!device.has('counters')) {
+    device.markKnown('counters');
+    return undefined;
+  }
+  const counters: Record<string, CounterMeta> = {};
+  for (const { name, section } of device.section('counters').children()) {
+    const meta: CounterMeta = {
+      unit: section.requiredString('unit', 'the unit of the counted quantity (L, m³, kWh …)'),
+      factor: section.number('factor', 1, 0),
+    };
+    const factorNode = section.value('factor');
+    if (meta.factor === 0 && factorNode !== undefined) section.mismatch(factorNode, 'factor', 'a number > 0 (the quantity one pulse counts)');
+    if (section.has('device_class')) meta.deviceClass = section.choice('device_class', COUNTER_DEVICE_CLASSES, 'water');
+    else section.markKnown('device_class');
+    section.warnUnknownKeys();
+    counters[name] = meta;
+  }
+  return counters;
 }
 
 /**

@@ -30,11 +30,24 @@ export interface DeviceConfig {
   deviceInfo?: DeviceInfoConfig;
   /** DIs that keep a never-decreasing `counter_total`: all, none, or the listed circuits. */
   counterTotal: boolean | string[];
+  /** What a DI's pulses count (`counters:`), by circuit: for Home Assistant's energy and water dashboards. */
+  counters?: Readonly<Record<string, CounterMeta>>;
   /** Set when the device is one board of a product named as `model:` (`L203, board 2 of 3`), for the summary. */
   partOf?: string;
   /** That product (`L203`), for the `modbus_slave` device. */
   product?: string;
 }
+
+/** One DI counter's meaning: `value = pulses × factor`, in `unit`. */
+export interface CounterMeta {
+  unit: string;
+  factor: number;
+  /** Home Assistant's device class (water, gas, energy, volume); none: a plain total. */
+  deviceClass?: CounterDeviceClass;
+}
+
+export const COUNTER_DEVICE_CLASSES = ['water', 'gas', 'energy', 'volume'] as const;
+export type CounterDeviceClass = (typeof COUNTER_DEVICE_CLASSES)[number];
 
 interface BusCommon {
   name: string;

@@ -20,6 +20,12 @@ export interface FeedOptions {
 export class ChangeFeed {
   private readonly listeners = new Map<FeedListener, boolean>();
   private readonly qualityListeners = new Set<FeedListener>();
+  /**
+   * Boards' first states that came before the push interfaces started (the
+   * daemon starts them once every board was read once), one batch per board
+   * at most; undefined once they were handed over.
+   */
+  private waitingFirstStates: Array<readonly Device[]> | undefined = [];
 
   subscribe(listener: FeedListener, { includeSilent = false }: FeedOptions = {}): () => void {
     this.listeners.set(listener, includeSilent);
@@ -42,16 +48,48 @@ export class ChangeFeed {
     for (const listener of this.qualityListeners) listener(events);
   }
 
-  publish(devices: readonly Device[]): void {
-    if (devices.length === 0) return;
+  /**
+   * `firstState`: the board these devices belong to came online for the first
+   * time, and these are all its devices. EVOK reported every device of a board
+   * on the first poll after start, so its webhook and WebSocket clients got
+   * the full state once: listeners that follow EVOK's event set get the
+   * board's events (all of them, not only what changed) instead of the
+   * changes. Listeners of every state (MQTT) get the changes as usual: they
+   * publish the full state themselves when they connect.
+   */
+  publish(devices: readonly Device[], firstState?: readonly Device[]): void {
     let events: readonly Device[] | undefined;
+    if (firstState !== undefined) {
+      events = firstState.filter((device) => device.eventCapable);
+      // Before the push interfaces started, the batch waits for them, and the changes go as ever.
+      if (this.waitingFirstStates !== undefined) {
+        if (events.length > 0) this.waitingFirstStates.push(events);
+        events = undefined;
+      }
+    }
+    if (devices.length === 0 && (events === undefined || events.length === 0)) return;
     for (const [listener, includeSilent] of this.listeners) {
       if (includeSilent) {
-        listener(devices);
+        if (devices.length > 0) listener(devices);
         continue;
       }
       events ??= devices.filter((device) => device.eventCapable && device.changeIsEvent);
       if (events.length > 0) listener(events);
     }
   }
+
+  /**
+   * Called once the push interfaces started: the first states of the boards
+   * read before then go to them, each as its own batch (one per board, as
+   * EVOK's first polls did), and later first states go out when they come.
+   */
+  releaseFirstStates(): void {
+    const waiting = this.waitingFirstStates;
+    if (waiting === undefined) return;
+    this.waitingFirstStates = undefined;
+    for (const events of waiting) {
+      for (const [listener, includeSilent] of this.listeners) if (!includeSilent) listener(events);
+    }
+  }
 }
+

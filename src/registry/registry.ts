@@ -34,6 +34,8 @@ export class Registry {
   private readonly listings = new Map<string, { text: Buffer; until: number }>();
   /** The control layer every write passes (interlocks, pulses, covers), once the runtime set it up. */
   writeControl: WriteControl | undefined;
+  /** The Modbus buses by name: EVOK's `tcp_bus` objects, which clients can name but not read. */
+  readonly modbusBuses = new Set<string>();
   /** Called after any alias change, to persist the table. */
   onAliasChange: (() => void) | undefined;
 
@@ -76,6 +78,10 @@ export class Registry {
     const device = this.byType.get(type)?.get(circuit) ?? this.byAlias(circuit);
     if (!device) throw new RequestError(404, 'Exception', `Circuit or alias with name '${circuit}' not defined!`);
     if (device.type !== type) {
+      // EVOK looked the device's type up in its table of alternate names: a
+      // canonical name is not in it, so that lookup failed with a KeyError
+      // naming the type; an alternate name got past it to the type check.
+      if (typeName === type) throw new RequestError(404, 'KeyError', `'${typeName}'`);
       throw new RequestError(404, 'Exception', `Invalid device circuit '${circuit}' with devtype '${typeName}'`);
     }
     return device;

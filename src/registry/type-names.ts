@@ -48,3 +48,29 @@ const V2_TYPE_IDS: Readonly<Record<number, DeviceType>> = {
 export function typeFromV2Id(id: number): DeviceType | undefined {
   return V2_TYPE_IDS[id];
 }
+
+/**
+ * Type names EVOK validated a write against a schema with, as written in the
+ * URL (not by canonical type): `relay` was checked with the DO schema while
+ * `ro` had none. A mistake one of these schemas caught was a
+ * `ValidationError`; the same mistake under a name without a schema reached
+ * Python's `set()` and was a `TypeError`.
+ */
+const SCHEMA_NAMES: ReadonlySet<string> = new Set([
+  'input', 'di', 'output', 'do', 'relay', 'register', 'ai', 'analoginput', 'ao', 'analogoutput',
+  'led', 'watchdog', 'wd', 'temp', 'sensor', 'owbus', 'owpower', 'run',
+]);
+
+export function hasEvokSchema(name: string): boolean {
+  return SCHEMA_NAMES.has(name);
+}
+
+/** The fields of EVOK's Relay/DO schema, which `relay` writes were checked with. */
+export const RELAY_SCHEMA_FIELDS: ReadonlySet<string> = new Set(['value', 'mode', 'timeout', 'pwm_freq', 'pwm_duty', 'alias']);
+
+/**
+ * Types EVOK knew but whose objects have no JSON form: `tcp_bus` holds the
+ * Modbus buses by name (reading one failed with an AttributeError), the
+ * others were always empty.
+ */
+export const OBJECTLESS_TYPES: ReadonlySet<string> = new Set(['tcp_bus', 'serial_bus', 'board', 'ds2408']);

@@ -56,13 +56,28 @@ export interface Gate {
 
 export async function startGate(
   yaml: string = STILL_BOARD,
-  { websocket, webhook, log = createLogger('CRITICAL') }: { websocket?: WebSocketOptions; webhook?: WebhookOptions; log?: Logger } = {},
+  {
+    websocket,
+    webhook,
+    log = createLogger('CRITICAL'),
+    firstStates = false,
+    silentUnits = [],
+  }: {
+    websocket?: WebSocketOptions;
+    webhook?: WebhookOptions;
+    log?: Logger;
+    /** Send the boards' first states to the webhook once it started, as the daemon does; tests of later changes leave them out. */
+    firstStates?: boolean;
+    /** Units of the simulated bus that are switched off when the daemon starts (absent boards). */
+    silentUnits?: readonly number[];
+  } = {},
 ): Promise<Gate> {
   const dir = tempDir('iogate-gate-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, confinedYaml(yaml));
   const { config } = loadConfig({ file });
   const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);
+  for (const unit of silentUnits) [...runtime.simulations.values()][0]!.boards.get(unit)!.silent = true;
   await runtime.start();
   const guards = apiGuards(config.apis);
   const hook = config.apis.webhook.enabled ? startWebhook(config.apis.webhook, runtime.feed, log, webhook) : undefined;
@@ -73,6 +88,7 @@ export async function startGate(
         ...websocket,
       })
     : undefined;
+  if (firstStates) runtime.feed.releaseFirstStates();
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   const { port } = server.address() as AddressInfo;

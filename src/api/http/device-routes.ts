@@ -3,6 +3,7 @@ import type { Device } from '../../devices/device.js';
 import { RequestError } from '../../errors.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
+import { OBJECTLESS_TYPES, RELAY_SCHEMA_FIELDS, hasEvokSchema } from '../../registry/type-names.js';
 import { writeDevice } from '../../registry/write.js';
 import type { ClientSignal } from '../../modbus/request-context.js';
 import { authorizeAgain, type Authorizer } from '../access/auth.js';
@@ -64,6 +65,12 @@ function read(
   req: IncomingMessage,
   res: ServerResponse,
 ): void {
+  if (OBJECTLESS_TYPES.has(type)) {
+    // The route only passes a type without a circuit for `/rest/all`.
+    objectless(registry, type, circuit!, 'full');
+    sendRead(req, res, '[]');
+    return;
+  }
   if (wantsMeta(req.url ?? '')) {
     readMeta(registry, type, circuit, property, req, res);
     return;
@@ -154,13 +161,56 @@ async function write(
     // `/json` reads its body as JSON whatever the Content-Type says, as EVOK did: `curl -d '{…}'` sends it as a form.
     const body = await readBody(req);
     authorizeAgain(ctx, req, 'write');
+    if (OBJECTLESS_TYPES.has(type)) objectless(ctx.registry, type, circuit, 'set');
     const device = ctx.registry.resolve(type, circuit);
-    const params = format === 'json' ? parseJsonObject(body) : parseFormBody(req, body);
+    const params = format === 'json' ? jsonParams(type, body) : parseFormBody(req, body);
+    if (type === 'relay') checkRelaySchema(params);
     await writeDevice(ctx.registry, ctx.feed, device, params, clientGone(res));
     // The confirmed state's JSON text was just made for the next GET; reuse it
     // rather than serialising the same state again.
     sendSuccessJson(res, device.json());
   } catch (error) {
     sendError(res, error);
+  }
+}
+
+/**
+ * A type EVOK knew whose objects have no JSON form. A bus named under
+ * `tcp_bus` was found, and calling `full()` or `set()` on it failed with an
+ * AttributeError; any other circuit was not defined. Returns for `all` of a
+ * type with nothing in it (an empty list).
+ */
+function objectless(registry: Registry, type: string, circuit: string, method: 'full' | 'set'): void {
+  const buses = type === 'tcp_bus' ? registry.modbusBuses : new Set<string>();
+  if (circuit === 'all' && method === 'full' && buses.size === 0) return;
+  if (buses.has(circuit) || (circuit === 'all' && method === 'full')) {
+    throw new RequestError(404, 'AttributeError', `'${type}' object has no attribute '${method}'`);
+  }
+  throw new RequestError(404, 'Exception', `Circuit or alias with name '${circuit}' not defined!`);
+}
+
+/** A `/json` body that is not an object: EVOK's schema refused it where the type name had one, `set()` where not. */
+function jsonParams(type: string, body: Buffer): Record<string, unknown> {
+  try {
+    return parseJsonObject(body);
+  } catch (error) {
+    if (error instanceof RequestError && error.kind === 'TypeError' && hasEvokSchema(type)) {
+      throw new RequestError(400, 'ValidationError', `${body.toString('utf8').trim().slice(0, 64)} is not of type 'object'`);
+    }
+    throw error;
+  }
+}
+
+/**
+ * EVOK checked `relay` writes with the DO schema (while `ro` had none): a
+ * field outside it is a ValidationError there. Fields the schema takes and a
+ * relay does not (`timeout`, `pwm_duty` …) go on to the relay, which refuses
+ * them as EVOK's `set()` did. `pulse_ms` is iogate's own and passes.
+ */
+function checkRelaySchema(params: Readonly<Record<string, unknown>>): void {
+  for (const field of Object.keys(params)) {
+    if (!RELAY_SCHEMA_FIELDS.has(field) && field !== 'pulse_ms') {
+      throw new RequestError(400, 'ValidationError', `Additional properties are not allowed ('${field}' was unexpected)`);
+    }
   }
 }

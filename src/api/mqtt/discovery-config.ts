@@ -1,6 +1,7 @@
 import type { BoardModel } from '../../boards/model.js';
 import type { Device, DeviceState } from '../../devices/device.js';
-import { counterTotalOf } from '../../devices/digital/di.js';
+import type { CounterMeta } from '../../config/types.js';
+import { DigitalInput, counterTotalOf } from '../../devices/digital/di.js';
 import { Cover } from '../../control/cover.js';
 import { VERSION } from '../../version.js';
 import type { Topics } from './topics.js';
@@ -46,7 +47,18 @@ const LABELS: Readonly<Record<string, string>> = {
 
 const DEVICE_CLASS_BY_UNIT: Readonly<Record<string, string>> = { V: 'voltage', mV: 'voltage', A: 'current', mA: 'current' };
 
-export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: DiscoveryContext): DiscoveryMessage[] {
+/**
+ * What the control layer does with an output, as far as Home Assistant should
+ * know: `cover` drives a cover (the cover entity is how to switch it).
+ */
+export type OutputRole = 'cover';
+
+/**
+ * `role`: a cover's relays stay discoverable (a fitter may want to see them)
+ * but as configuration entities, disabled until enabled in Home Assistant, so
+ * a dashboard does not show four raw switches beside the cover they move.
+ */
+export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: DiscoveryContext, role?: OutputRole): DiscoveryMessage[] {
   const stateTopic = ctx.topics.event(device);
   const availability = ctx.topics.availability(slave.name);
   if (!DISCOVERED_TYPES.has(device.type) || stateTopic === undefined || availability === undefined) return [];
@@ -68,11 +80,13 @@ export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: Discove
   switch (device.type) {
     case 'di': {
       const messages = [message(ctx, 'binary_sensor', device, '', entity('', binary))];
+      const meta = device instanceof DigitalInput ? device.counterMeta : undefined;
       if (typeof state['counter'] === 'number') {
         const counter = entity('_counter', {
           name: `${name} counter`,
-          value_template: '{{ value_json.counter }}',
+          value_template: scaled('value_json.counter', meta),
           state_class: 'total_increasing',
+          ...counterUnit(meta),
         });
         messages.push(message(ctx, 'sensor', device, '_counter', counter));
       }
@@ -81,8 +95,9 @@ export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: Discove
         const total = entity('_counter_total', {
           name: `${name} counter total`,
           state_topic: totalTopic,
-          value_template: '{{ value }}',
+          value_template: scaled('value', meta),
           state_class: 'total_increasing',
+          ...counterUnit(meta),
         });
         messages.push(message(ctx, 'sensor', device, '_counter_total', total));
       }
@@ -90,8 +105,10 @@ export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: Discove
     }
     case 'do':
     case 'ro':
-    case 'led':
-      return [message(ctx, 'switch', device, '', entity('', { ...binary, command_topic: ctx.topics.command(device) }))];
+    case 'led': {
+      const coverOutput = role === 'cover' ? { entity_category: 'config', enabled_by_default: false } : {};
+      return [message(ctx, 'switch', device, '', entity('', { ...binary, command_topic: ctx.topics.command(device), ...coverOutput }))];
+    }
     case 'ai':
       return [message(ctx, 'sensor', device, '', entity('', { state_class: 'measurement', ...unitFields(state) }))];
     case 'ao': {
@@ -118,7 +135,8 @@ export function discoveryMessages(device: Device, slave: SlaveInfo, ctx: Discove
  * Home Assistant's MQTT cover: commands as JSON objects on the cover's
  * command topic, state, position and tilt from its event topic. `moving` is
  * up, down or stopped (HA then takes open or closed from the position);
- * while unknown (board offline) HA is sent its `None`, which it shows as unknown.
+ * while unknown (board offline, or at rest with no known position) HA is
+ * sent its `None`, which it shows as unknown.
  */
 function coverFields(device: Device, ctx: DiscoveryContext): Payload {
   const command = ctx.topics.command(device);
@@ -128,7 +146,9 @@ function coverFields(device: Device, ctx: DiscoveryContext): Payload {
     payload_open: '{"command": "open"}',
     payload_close: '{"command": "close"}',
     payload_stop: '{"command": "stop"}',
-    value_template: "{{ value_json.moving if value_json.moving in ('up', 'down', 'stopped') else 'None' }}",
+    // At rest with no position (it was moving when iogate was killed): unknown, not "stopped", which HA would show as open.
+    value_template:
+      "{{ value_json.moving if value_json.moving in ('up', 'down') or (value_json.moving == 'stopped' and value_json.position is not none) else 'None' }}",
     state_opening: 'up',
     state_closing: 'down',
     state_stopped: 'stopped',
@@ -168,6 +188,22 @@ function deviceBlock(slave: SlaveInfo, ctx: DiscoveryContext): Payload {
     model: slave.model.description ?? slave.model.name,
     sw_version: `iogate ${VERSION}`,
   };
+}
+
+/**
+ * A counter's template: the pulses, or with a factor the quantity they count,
+ * rounded to 9 decimals so 0.1 L per pulse does not show binary fractions.
+ */
+function scaled(field: string, meta: CounterMeta | undefined): string {
+  if (meta === undefined || meta.factor === 1) return `{{ ${field} }}`;
+  const number = field === 'value' ? '(value | float)' : field;
+  return `{{ (${number} * ${meta.factor}) | round(9) }}`;
+}
+
+/** The unit (and device class) that lets Home Assistant's energy and water dashboards take a counter as it is. */
+function counterUnit(meta: CounterMeta | undefined): Payload {
+  if (meta === undefined) return {};
+  return meta.deviceClass === undefined ? { unit_of_measurement: meta.unit } : { unit_of_measurement: meta.unit, device_class: meta.deviceClass };
 }
 
 function unitFields(state: DeviceState): Payload {

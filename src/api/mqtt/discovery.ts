@@ -1,5 +1,6 @@
 import type { Device } from '../../devices/device.js';
-import { DISCOVERED_TYPES, discoveryMessages, type DiscoveryContext, type DiscoveryMessage, type SlaveInfo } from './discovery-config.js';
+import { Cover } from '../../control/cover.js';
+import { DISCOVERED_TYPES, discoveryMessages, type DiscoveryContext, type DiscoveryMessage, type OutputRole, type SlaveInfo } from './discovery-config.js';
 import { oneWireDiscoveryMessages } from './discovery-onewire.js';
 import type { MqttSink } from './sink.js';
 
@@ -18,9 +19,19 @@ export class DiscoveryPublisher {
     private readonly slaveOf: (device: Device) => SlaveInfo | undefined,
   ) {}
 
+  /** Outputs the control layer drives for something else (a cover's relays), found in publishAll. */
+  private readonly roles = new Map<Device, OutputRole>();
+
   publishAll(devices: Iterable<Device>): void {
     this.published.clear();
-    this.changed(devices);
+    const all = [...devices];
+    this.roles.clear();
+    for (const device of all) {
+      if (!(device instanceof Cover)) continue;
+      this.roles.set(device.up, 'cover');
+      this.roles.set(device.down, 'cover');
+    }
+    this.changed(all);
   }
 
   changed(devices: Iterable<Device>): void {
@@ -42,7 +53,7 @@ export class DiscoveryPublisher {
   private messagesFor(device: Device): (() => DiscoveryMessage[]) | undefined {
     if (device.type === 'sensor') return () => oneWireDiscoveryMessages(device, this.context);
     const slave = this.slaveOf(device);
-    return slave ? () => discoveryMessages(device, slave, this.context) : undefined;
+    return slave ? () => discoveryMessages(device, slave, this.context, this.roles.get(device)) : undefined;
   }
 }
 

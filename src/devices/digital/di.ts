@@ -1,3 +1,4 @@
+import type { CounterMeta } from '../../config/types.js';
 import type { DiFeature } from '../../boards/model.js';
 import { directSwitchOutput } from '../../boards/output-writes.js';
 import type { MovesOutputs, OutputMoves } from '../output-moves.js';
@@ -32,6 +33,8 @@ const DI_SETTINGS: ReadonlySet<string> = new Set(['debounce', 'counter_mode', 'm
 
 export class DigitalInput extends SlaveDevice<DiWrite> implements MovesOutputs {
   readonly type = 'di' as const;
+  /** What its pulses count (`counters:` in the config), for Home Assistant; set by the runtime. */
+  counterMeta: CounterMeta | undefined;
   /** EVOK pushes a DI on a new value or count only (its debounce and mode changes are silent). */
   protected override readonly settingFields: ReadonlySet<string> = DI_SETTINGS;
   protected readonly writeSpec: FieldSpec<DiWrite>;

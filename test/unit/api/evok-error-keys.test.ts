@@ -85,3 +85,44 @@ test('/json reads its body as JSON whatever the Content-Type, as EVOK did', asyn
   assert.deepEqual(Object.keys(notJson.errors), ['JSONDecodeError']);
   assert.equal(((await (await fetch(`${gate.baseUrl}/rest/do/1_02`)).json()) as { value: number }).value, 1, 'nothing written');
 });
+
+test('a Modbus bus named under tcp_bus is found but has no JSON form: an AttributeError', async () => {
+  const bus = await answer('/rest/tcp_bus/SIM');
+  assert.deepEqual(bus.errors, { AttributeError: "'tcp_bus' object has no attribute 'full'" });
+  assert.equal(bus.status, 404);
+  assert.deepEqual(Object.keys((await answer('/json/tcp_bus/SIM', json({ value: 1 }))).errors), ['AttributeError']);
+  // A name that is no bus is not defined, as for any type; the types EVOK kept empty list nothing.
+  assert.deepEqual((await answer('/rest/tcp_bus/nosuch')).errors, { Exception: "Circuit or alias with name 'nosuch' not defined!" });
+  const empty = await fetch(`${gate.baseUrl}/rest/serial_bus/all`);
+  assert.equal(empty.status, 200);
+  assert.equal(await empty.text(), '[]');
+});
+
+test('a /json body that is not an object: ValidationError under a type name with a schema, TypeError without', async () => {
+  const validated = await answer('/json/do/1_01', json([1]));
+  assert.equal(validated.status, 400);
+  assert.deepEqual(validated.errors, { ValidationError: "[1] is not of type 'object'" });
+  const unchecked = await answer('/json/ro/2_01', json([1]));
+  assert.equal(unchecked.status, 400);
+  assert.deepEqual(Object.keys(unchecked.errors), ['TypeError']);
+});
+
+test('relay writes are checked with the DO schema, ro writes are not', async () => {
+  const relay = await answer('/rest/relay/2_01', form('foo=1'));
+  assert.equal(relay.status, 400);
+  assert.deepEqual(relay.errors, { ValidationError: "Additional properties are not allowed ('foo' was unexpected)" });
+  // A field the DO schema takes and a relay does not reaches the relay, which refuses it as set() did.
+  const timeout = await answer('/rest/relay/2_01', form('value=1&timeout=5'));
+  assert.deepEqual(Object.keys(timeout.errors), ['TypeError']);
+  assert.equal(((await (await fetch(`${gate.baseUrl}/rest/ro/2_01`)).json()) as { value: number }).value, 0, 'nothing written');
+});
+
+test('an alias of another type: KeyError naming a canonical type, Exception under an alternate name', async () => {
+  const aliased = await fetch(`${gate.baseUrl}/json/do/1_03`, json({ alias: 'pump' }));
+  assert.equal(aliased.status, 200);
+  const canonical = await answer('/rest/di/pump');
+  assert.equal(canonical.status, 404);
+  assert.deepEqual(canonical.errors, { KeyError: "'di'" });
+  assert.deepEqual((await answer('/rest/input/pump')).errors, { Exception: "Invalid device circuit 'pump' with devtype 'input'" });
+  assert.equal((await fetch(`${gate.baseUrl}/rest/output/pump`)).status, 200);
+});

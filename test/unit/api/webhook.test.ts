@@ -244,3 +244,26 @@ test('POST mode: a cover is delivered as it starts and stops moving', async () =
     receiver.close();
   }
 });
+
+test('the first state: every masked device of the board goes out once at start, as after EVOK\'s first poll; then only changes', async () => {
+  const receiver = new Receiver();
+  const port = await receiver.listen();
+  const gate = await startGate(yaml(port, ['di', 'do'], true), { firstStates: true });
+  try {
+    const first = await receiver.nextRequest(1);
+    assert.equal(first.method, 'POST');
+    const listed = async (type: string) => (await (await fetch(`${gate.baseUrl}/rest/${type}/all`)).json()) as object[];
+    // EVOK's order within an event was arbitrary: compared as sets of whole objects.
+    const sent = (JSON.parse(first.body) as Array<{ dev: string; circuit: string }>).sort((a, b) => `${a.dev} ${a.circuit}`.localeCompare(`${b.dev} ${b.circuit}`));
+    assert.deepEqual(sent, [...(await listed('di')), ...(await listed('do'))]);
+    // Once: later scans change nothing and send nothing, the next change sends itself alone.
+    await scansLater(gate);
+    assert.equal(receiver.requests.length, 1, 'the first state went out once');
+    await flip(gate, 2);
+    const change = JSON.parse((await receiver.nextRequest(2)).body) as Array<{ circuit: string }>;
+    assert.deepEqual(change.map((device) => device.circuit), ['1_03']);
+  } finally {
+    await gate.close();
+    receiver.close();
+  }
+});

@@ -348,3 +348,42 @@ test('quality: stale rule and counter save interval, with defaults; counter_tota
   const bad = writeConfig(configDir(), 'quality:\n  stale_periods: 0\n  stale_after: 3\ncomm_channels: {}\n');
   assert.throws(() => loadConfig({ file: bad }), /quality\.stale_periods/);
 });
+
+test('counters: per-DI unit, factor and device class for Home Assistant; mistakes are refused with their key path', () => {
+  const file = writeConfig(configDir(), [
+    'comm_channels:',
+    '  SIM:',
+    '    type: SIMULATOR',
+    '    devices:',
+    '      1:',
+    "        model: '00'",
+    '        counters:',
+    '          1_01: {unit: L, factor: 0.5, device_class: water}',
+    '          1_02: {unit: kWh, factor: 0.001, device_class: energy}',
+    '          1_03: {unit: pulses}',
+  ].join('\n'));
+  const { config, warnings } = loadConfig({ file });
+  assert.deepEqual(warnings, []);
+  assert.deepEqual(config.buses[0]!.devices[0]!.counters, {
+    '1_01': { unit: 'L', factor: 0.5, deviceClass: 'water' },
+    '1_02': { unit: 'kWh', factor: 0.001, deviceClass: 'energy' },
+    '1_03': { unit: 'pulses', factor: 1 },
+  });
+  const bad = writeConfig(configDir(), [
+    'comm_channels:',
+    '  SIM:',
+    '    type: SIMULATOR',
+    '    devices:',
+    '      1:',
+    "        model: '00'",
+    '        counters:',
+    '          1_01: {unit: L, factor: 0, device_class: beer}',
+    '          1_02: {factor: 2}',
+  ].join('\n'));
+  assert.throws(() => loadConfig({ file: bad }), (error: Error) => {
+    assert.match(error.message, /counters\.1_01\.factor/);
+    assert.match(error.message, /counters\.1_01\.device_class/);
+    assert.match(error.message, /counters\.1_02: missing required key 'unit'/);
+    return true;
+  });
+});

@@ -74,3 +74,32 @@ test('HA payloads and plain words move the relays; every command is acknowledged
   const interlocked = await client.waitForJson('plc/ack/do/1_03', (body) => body.success === false);
   assert.match(interlocked.errors.InterlockError, /drives cover blind/);
 });
+
+/** The retained discovery configs, as a client that connects now gets them. */
+async function retainedConfig(topic: string): Promise<Record<string, unknown>> {
+  const fresh = await Observer.connect(broker.url, [topic]);
+  try {
+    return JSON.parse((await fresh.waitFor(topic)).text) as Record<string, unknown>;
+  } finally {
+    await fresh.close();
+  }
+}
+
+test("discovery: the cover's relays are configuration switches, disabled by default; other outputs are not", async () => {
+  for (const circuit of ['1_03', '1_04']) {
+    const config = await retainedConfig(`homeassistant/switch/plc/do_${circuit}/config`);
+    assert.equal(config['entity_category'], 'config', circuit);
+    assert.equal(config['enabled_by_default'], false, circuit);
+  }
+  const plain = await retainedConfig('homeassistant/switch/plc/do_1_02/config');
+  assert.equal(plain['entity_category'], undefined);
+  assert.equal(plain['enabled_by_default'], undefined);
+});
+
+test('discovery: a cover at rest with no known position reads as unknown, not stopped', async () => {
+  const config = await retainedConfig('homeassistant/cover/plc/cover_blind/config');
+  assert.equal(
+    config['value_template'],
+    "{{ value_json.moving if value_json.moving in ('up', 'down') or (value_json.moving == 'stopped' and value_json.position is not none) else 'None' }}",
+  );
+});

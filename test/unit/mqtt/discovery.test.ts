@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { discoveryMessages, type DiscoveryContext } from '../../../src/api/mqtt/discovery-config.js';
 import { Topics } from '../../../src/api/mqtt/topics.js';
+import type { CounterMeta } from '../../../src/config/types.js';
 import type { Device } from '../../../src/devices/device.js';
+import { DigitalInput } from '../../../src/devices/digital/di.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { startGateway, type Gateway } from '../../helpers/mqtt-gateway.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
@@ -131,4 +133,36 @@ test('relays and LEDs are switches; registers and watchdogs are not discovered',
   assert.equal(discoveryMessages(fakeDevice('led', '1_01', { value: 0 }), slave, context)[0]!.topic, 'homeassistant/switch/plc/led_1_01/config');
   assert.deepEqual(discoveryMessages(fakeDevice('register', '1_0', { value: 0 }), slave, context), []);
   assert.deepEqual(discoveryMessages(fakeDevice('watchdog', '1_01', { value: 0 }), slave, context), []);
+});
+
+/** A DI as the runtime builds it with `counters:` (a DigitalInput, so discovery reads its counterMeta). */
+function meteredInput(counterMeta: CounterMeta | undefined): Device {
+  return Object.assign(Object.create(DigitalInput.prototype) as object, {
+    type: 'di',
+    circuit: '2_01',
+    alias: undefined,
+    counterMeta,
+    full: () => ({ dev: 'di', circuit: '2_01', value: 0, counter: 42 }),
+    counterTotal: () => 1042,
+  }) as unknown as Device;
+}
+
+test("a counter with a unit is a total_increasing sensor in that unit, scaled by its factor, for HA's energy and water dashboards", () => {
+  const messages = discoveryMessages(meteredInput({ unit: 'L', factor: 0.5, deviceClass: 'water' }), slave, context);
+  const byTopic = new Map(messages.map((message) => [message.topic, message.payload]));
+  const counter = byTopic.get('homeassistant/sensor/plc/di_2_01_counter/config')!;
+  const total = byTopic.get('homeassistant/sensor/plc/di_2_01_counter_total/config')!;
+  for (const config of [counter, total]) {
+    assert.equal(config['state_class'], 'total_increasing');
+    assert.equal(config['unit_of_measurement'], 'L');
+    assert.equal(config['device_class'], 'water');
+  }
+  assert.equal(counter['value_template'], '{{ (value_json.counter * 0.5) | round(9) }}');
+  assert.equal(total['value_template'], '{{ ((value | float) * 0.5) | round(9) }}');
+  // Without counters: pulses, no unit, as before.
+  const plain = new Map(discoveryMessages(meteredInput(undefined), slave, context).map((message) => [message.topic, message.payload]));
+  const pulses = plain.get('homeassistant/sensor/plc/di_2_01_counter/config')!;
+  assert.equal(pulses['value_template'], '{{ value_json.counter }}');
+  assert.equal(pulses['unit_of_measurement'], undefined);
+  assert.equal(pulses['device_class'], undefined);
 });

@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { reconcileFirmwareOffload, type OffloadDeps } from '../../../src/automations/offload/reconcile.js';
 import { LEDGER_FILE } from '../../../src/automations/offload/ledger.js';
 import { slaveOffloadDeps } from '../../../src/automations/offload/slave-deps.js';
-import { startGate, type Gate } from '../../helpers/in-process.js';
+import { controlGuard } from '../../../src/automations/offload/guard.js';
+import { startGate, stillBoardYaml, type Gate } from '../../helpers/in-process.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 // Reconcile against a simulated brain section (unit 1, masks at 1014/1015/1016)
@@ -139,4 +140,33 @@ test('a refused rule touches no register: an interlocked output, an output not p
   assert.match(results[1]!.reason!, /paired output/);
   assert.equal(gate.board.writes, writes);
   assert.deepEqual(masks(), [0, 0, 0]);
+});
+
+test('the control layer\'s guard: interlocked outputs and covers\' relays are refused, named either way', { timeout: 30_000 }, async (t) => {
+  const yaml = `${stillBoardYaml()}interlocks:
+  - outputs: [do/1_01, do/1_02]
+    dwell_ms: 150
+covers:
+  blind:
+    up: do/1_03
+    down: do/1_04
+    travel_up_s: 10
+    travel_down_s: 10
+`;
+  const gate = await startGate(yaml);
+  t.after(() => gate.close());
+  const guard = controlGuard(gate.runtime.registry, gate.config.interlocks, gate.config.covers);
+  assert.equal(guard('do 1_01'), 'is in interlock group 1 (do/1_01, do/1_02)');
+  assert.equal(guard('do/1_02'), 'is in interlock group 1 (do/1_01, do/1_02)');
+  assert.equal(guard('do 1_04'), "is cover blind's down relay");
+  const deps = slaveOffloadDeps({ slaves: gate.runtime.slaves, stateDir: tempDir('iogate-offload-'), guard, log: () => {} });
+  const results = await reconcileFirmwareOffload(deps, [
+    { id: 'a', input: 'di 1_01', output: 'do 1_01', mode: 'follow' },
+    { id: 'b', input: 'di 1_03', output: 'do 1_03', mode: 'toggle' },
+  ]);
+  assert.deepEqual(results, [
+    { id: 'a', offloaded: false, reason: 'do 1_01 is in interlock group 1 (do/1_01, do/1_02); the firmware would switch it past that rule' },
+    { id: 'b', offloaded: false, reason: "do 1_03 is cover blind's up relay; the firmware would switch it past that rule" },
+  ]);
+  assert.equal(gate.board.get('holding', ENABLE), 0);
 });

@@ -136,9 +136,11 @@ async function reconcileGroup(deps: OffloadDeps, group: MaskGroup): Promise<{ fa
       target.polar = planned.inverted ? target.polar | mask : target.polar & ~mask;
       target.toggle = planned.toggle ? target.toggle | mask : target.toggle & ~mask;
     }
-    // Releases first (enable off before its mode bits), then modes, then new enables.
+    // Enable bits off first — of released inputs, and of inputs whose mode changes, so no input runs
+    // for a moment in a mix of old and new mode bits —, then the mode bits, then the enables.
+    const modeChanged = (target.polar ^ found.polar) | (target.toggle ^ found.toggle);
     const releasedMask = group.released.reduce((mask, bit) => mask | (1 << bit.bit), 0);
-    const step1 = found.direct & ~releasedMask;
+    const step1 = found.direct & ~(releasedMask | modeChanged);
     if (step1 !== found.direct) await io.write(regs.direct_reg, step1);
     if (target.polar !== found.polar) await io.write(regs.polar_reg, target.polar);
     if (target.toggle !== found.toggle) await io.write(regs.toggle_reg, target.toggle);

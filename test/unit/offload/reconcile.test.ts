@@ -170,3 +170,19 @@ covers:
   ]);
   assert.equal(gate.board.get('holding', ENABLE), 0);
 });
+
+test('a rule changing mode: its enable bit goes off before the mode bits change, and on again after', { timeout: 30_000 }, async (t) => {
+  const { deps, masks } = await rig(t);
+  await reconcileFirmwareOffload(deps, [{ id: 'hall', input: 'di 1_01', output: 'do 1_01', mode: 'inverted' }]);
+  const writes: Array<[number, number]> = [];
+  const watched: OffloadDeps = {
+    ...deps,
+    io(board) {
+      const io = deps.io(board)!;
+      return { read: io.read, write: (address, value) => (writes.push([address, value]), io.write(address, value)) };
+    },
+  };
+  assert.deepEqual(await reconcileFirmwareOffload(watched, [{ id: 'hall', input: 'di 1_01', output: 'do 1_01', mode: 'toggle' }]), [{ id: 'hall', offloaded: true }]);
+  assert.deepEqual(writes, [[ENABLE, 0], [POLARITY, 0], [TOGGLE, 1], [ENABLE, 1]]);
+  assert.deepEqual(masks(), [1, 0, 1]);
+});

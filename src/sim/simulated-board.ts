@@ -1,6 +1,7 @@
 import type { BoardModel } from '../boards/model.js';
 import { coilTargets, type CoilAction, type CoilTarget } from '../boards/regmap.js';
 import type { SlaveStore } from '../modbus/slave.js';
+import { DirectSwitchFirmware } from './direct-switch.js';
 import { applyFirmwareDefaults } from './firmware-defaults.js';
 
 // A board that answers Modbus like the real one would, built only from its
@@ -29,6 +30,8 @@ export class SimulatedBoard implements SlaveStore {
   private readonly registers: Record<Space, Uint16Array>;
   private readonly present: Record<Space, Uint8Array>;
   private readonly coils: Map<number, CoilTarget>;
+  /** Inputs in DirectSwitch mode switch their outputs, whichever way the input or the masks changed. */
+  private readonly directSwitch: DirectSwitchFirmware;
   /** Pulses written to action coils, oldest first, so tests can see a reset or NV save happen. */
   readonly actions: CoilAction[] = [];
   /**
@@ -75,6 +78,7 @@ export class SimulatedBoard implements SlaveStore {
       this.present[block.type].fill(1, block.start_reg, block.start_reg + block.count);
     }
     this.coils = coilTargets(model);
+    this.directSwitch = new DirectSwitchFirmware(model);
     applyFirmwareDefaults(this, model);
   }
 
@@ -84,7 +88,9 @@ export class SimulatedBoard implements SlaveStore {
 
   /** Set a register as the board's firmware would (inputs, counters, analog values). */
   set(space: Space, address: number, value: number): void {
+    const before = this.registers[space][address] ?? 0;
     this.registers[space][address] = value;
+    if (space === 'holding') this.directSwitch.changed(this, address, before, this.get(space, address));
   }
 
   /** Switch the board off: it falls silent, as a board without power or with a cut cable. */
@@ -119,6 +125,7 @@ export class SimulatedBoard implements SlaveStore {
   setBit(address: number, bit: number, on: boolean): void {
     const word = this.get('holding', address);
     this.registers.holding[address] = on ? word | (1 << bit) : word & ~(1 << bit);
+    this.directSwitch.changed(this, address, word, this.get('holding', address));
   }
 
   /** Records a digital input edge in the change log. */
@@ -168,7 +175,7 @@ export class SimulatedBoard implements SlaveStore {
   writeRegisters(address: number, values: number[]): boolean {
     this.writes++;
     if (!this.allPresent('holding', address, values.length)) return false;
-    this.registers.holding.set(values, address);
+    values.forEach((value, i) => this.set('holding', address + i, value));
     return true;
   }
 

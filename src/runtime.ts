@@ -26,6 +26,8 @@ import { createLink } from './transport/create-link.js';
 import { tracedLink } from './transport/traced-link.js';
 import { OutputControl } from './control/output-control.js';
 import type { Simulation } from './sim/simulation.js';
+import { AutomationEngine } from './automations/engine.js';
+import type { FirmwareOffload } from './automations/offload.js';
 
 // Assembles the daemon's core from a configuration: buses, slaves, devices,
 // the registry, the change feed and the alias file. The APIs are attached on
@@ -61,6 +63,8 @@ export interface Runtime {
   counters: CounterBook;
   /** The control layer: interlocks, pulses, covers. */
   control: OutputControl;
+  /** `automations:`, writing through the same path as every API. */
+  automations: AutomationEngine;
   /** Ends pulses and stops covers, stops polling and the buses, and writes unsaved alias and output state, and counter totals. */
   stop(): Promise<void>;
 }
@@ -97,7 +101,7 @@ export function buildRuntime(
   config: Config,
   findModel: (name: string) => BoardModel | undefined,
   log: Logger,
-  options: { traceModbus?: boolean } = {},
+  options: { traceModbus?: boolean; offload?: FirmwareOffload } = {},
 ): ReloadableRuntime {
   const registry = new Registry();
   const feed = new ChangeFeed();
@@ -264,6 +268,9 @@ export function buildRuntime(
   // After the aliases: interlocks and covers may name outputs by alias.
   const control = new OutputControl(registry, feed, log, config.stateDir, config.interlocks, config.covers);
   registry.writeControl = control;
+  // After the control layer: an automation writes like any client, through it.
+  const automations = new AutomationEngine({ registry, feed, log, stateDir: config.stateDir, offload: options.offload });
+  automations.configure(config.automations, config.location);
 
   const runtime: ReloadableRuntime = {
     registry,
@@ -279,6 +286,7 @@ export function buildRuntime(
       return sum;
     },
     control,
+    automations,
     async start() {
       started = true;
       for (const unit of units.values()) unit.start();
@@ -293,9 +301,12 @@ export function buildRuntime(
       qualityWatch.start();
       // What a crash left switched on is known once the boards were read.
       control.start();
+      // Last: its baselines are the first scan's readings, and its writes pass the control layer's rules.
+      await automations.start();
     },
     async stop() {
-      // While the buses still run: pulses end and covers stop before iogate goes.
+      // While the buses still run: sequences stop, pulses end and covers stop before iogate goes.
+      await automations.stop();
       await control.stop();
       cycleGuard.stop();
       qualityWatch.stop();
@@ -343,6 +354,9 @@ export function buildRuntime(
       // Unchanged units keep their place; new ones come after them, as files list buses in any order.
       registry.invalidate();
       if (started) for (const unit of fresh) unit.start();
+      // Automations name devices, some of which were just rebuilt.
+      automations.rebind();
+      await automations.update(next.automations, next.location);
       return report;
     },
   };

@@ -367,7 +367,7 @@ export class AutomationEngine {
     const timed = runner.config.actions.some((action) => action.kind === 'delay');
     if (timed) {
       runner.sequence = sequence;
-      const refs = runner.config.actions.flatMap((action) => ('outputs' in action && action.kind !== 'pulse' && action.kind !== 'staircase' ? action.outputs : []));
+      const refs = [...new Set(runner.config.actions.flatMap((action) => ('outputs' in action && action.kind !== 'pulse' && action.kind !== 'staircase' ? action.outputs : [])))];
       // Written before anything is switched: a crash mid-sequence must find it.
       this.note(runner.id, refs);
       await this.saver.flush();

@@ -56,13 +56,15 @@ export interface Gate {
 
 export async function startGate(
   yaml: string = STILL_BOARD,
-  { websocket, webhook, log = createLogger('CRITICAL') }: { websocket?: WebSocketOptions; webhook?: WebhookOptions; log?: Logger } = {},
+  { websocket, webhook, log = createLogger('CRITICAL'), beforeStart }: { websocket?: WebSocketOptions; webhook?: WebhookOptions; log?: Logger; beforeStart?: (board: SimulatedBoard) => void } = {},
 ): Promise<Gate> {
   const dir = tempDir('iogate-gate-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, confinedYaml(yaml));
   const { config } = loadConfig({ file });
   const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);
+  // What the board holds before iogate's first read (an input already on at start-up).
+  if (beforeStart) beforeStart([...runtime.simulations.values()][0]!.boards.values().next().value as SimulatedBoard);
   await runtime.start();
   const guards = apiGuards(config.apis);
   const hook = config.apis.webhook.enabled ? startWebhook(config.apis.webhook, runtime.feed, log, webhook) : undefined;

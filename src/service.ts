@@ -10,6 +10,7 @@ import { startWebhook, type Webhook } from './api/webhook.js';
 import { attachWebSocket, type WebSocketEndpoint } from './api/ws/server.js';
 import { readCheckedConfig, type CheckOptions, type CheckedConfig } from './checked-config.js';
 import { ConfigError } from './config/errors.js';
+import { automationReferenceProblems } from './automations/references.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
 import { RequestError } from './errors.js';
@@ -315,6 +316,12 @@ export function createService(options: ServiceOptions): Service {
     }
     const previous = config;
     const next = checked.config;
+    const automationProblems = automationReferenceProblems(next, checked.findModel);
+    if (automationProblems.length > 0) {
+      const error = new ConfigError(automationProblems);
+      log.error(`reload refused, still serving the previous configuration: ${error.message}`);
+      throw error;
+    }
     const refusal = outputControlReloadProblem(previous, next);
     if (refusal !== undefined) {
       log.error(`reload refused, still serving the previous configuration: ${refusal}`);

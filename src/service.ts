@@ -89,6 +89,9 @@ export function createService(options: ServiceOptions): Service {
     get oneWire() {
       return runtime.oneWire;
     },
+    get automations() {
+      return runtime.automations;
+    },
   };
   // It lists the registry's devices on each sample, so devices a reload adds or removes are followed.
   const trends = new TrendStore(runtime.registry);

@@ -48,6 +48,15 @@ interface SavedAutomations {
   sequences: Record<string, string[]>;
 }
 
+export interface AutomationFigures {
+  id: string;
+  runs: number;
+  writes: number;
+  failedWrites: number;
+  enabled: boolean;
+  offloaded: boolean;
+}
+
 export interface EngineStats {
   runs: number;
   writes: number;
@@ -72,6 +81,9 @@ class Runner implements AutomationView {
   sequence: { cancelled: boolean; timer: Timer | undefined; wake: (() => void) | undefined } | undefined;
   readonly chainedRuns: number[] = [];
   failureLoggedAt = -Infinity;
+  /** Writes attributed to it (`automation:<id>`), for /metrics. */
+  writes = 0;
+  failedWrites = 0;
 
   constructor(
     readonly config: AutomationConfig,
@@ -125,6 +137,11 @@ export class AutomationEngine {
   /** The automations in configuration order. */
   list(): readonly AutomationView[] {
     return [...this.runners.values()];
+  }
+
+  /** Per automation, what /metrics shows: runs and the writes attributed to it. */
+  figures(): AutomationFigures[] {
+    return [...this.runners.values()].map(({ id, runs, writes, failedWrites, enabled, offloaded }) => ({ id, runs, writes, failedWrites, enabled, offloaded }));
   }
 
   /** Sets up the automations (devices in the registry); they act once start() ran. */
@@ -469,11 +486,15 @@ export class AutomationEngine {
   /** The one write path, attributed to the automation in the log and its figures. */
   private async write(id: string, device: Device, params: Record<string, unknown>, depth: number): Promise<void> {
     this.stats.writes++;
+    const runner = this.runners.get(id);
+    if (runner) runner.writes++;
     try {
       await writeDevice(this.deps.registry, this.deps.feed, device, params);
       this.deps.log.debug(`automation:${id}: ${device.type}/${device.circuit} ${JSON.stringify(params)}`);
     } catch (error) {
       this.stats.failedWrites++;
+      if (runner) runner.failedWrites++;
+      this.deps.log.debug(`automation:${id}: ${device.type}/${device.circuit} ${JSON.stringify(params)} failed: ${(error as Error).message}`);
       throw error;
     } finally {
       this.recentWrites.set(device, { depth, at: this.clock.monotonic() });

@@ -146,6 +146,9 @@ describe('loops', () => {
     await (await fetch(`${gate.baseUrl}/rest/do/1_03`, { method: 'POST', body: 'value=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).arrayBuffer();
     await until(() => lines.some((line) => /automation:(ping|pong): disabled, a loop/.test(line)), 'the loop guard', 10_000);
     assert.equal(gate.runtime.automations.stats.loopsStopped, 1);
+    const metrics = await (await fetch(`${gate.baseUrl}/metrics`)).text();
+    assert.match(metrics, /^iogate_automation_loops_stopped_total 1$/m);
+    assert.match(metrics, /^iogate_automation_writes_total\{automation="ping",result="ok"\} [1-9]\d*$/m, 'writes attributed per automation');
     const writesAfter = gate.runtime.automations.stats.writes;
     await sleep(500);
     assert.ok(gate.runtime.automations.stats.writes - writesAfter <= 1, 'the loop has stopped');

@@ -352,7 +352,9 @@ export function createService(options: ServiceOptions): Service {
     report.buses = await runtime.reload(next, checked.findModel, { traceModbus: options.traceModbus });
     // The MQTT bridge indexes the slaves and their devices when it starts (availability, discovery):
     // after a bus was rebuilt, added or removed it starts again, so the broker sees the new set.
-    const busesChanged = report.buses.restarted.length + report.buses.started.length + report.buses.stopped.length > 0;
+    // Automations are devices too (a changed one is a new device): the births list them.
+    const automationsChanged = unitKey(previous.automations) !== unitKey(next.automations);
+    const busesChanged = report.buses.restarted.length + report.buses.started.length + report.buses.stopped.length > 0 || automationsChanged;
     // So does the Sparkplug edge node: its births list the devices.
     for (const [name, running] of [['mqtt', mqtt], ['sparkplug', sparkplug]] as const) {
       const component = components.find((candidate) => candidate.name === name)!;

@@ -16,6 +16,7 @@ const TYPE_NAMES: Record<string, string> = {
   temp: 'Temperatures', sensor: 'Sensors', '1wdevice': '1-Wire devices', owbus: '1-Wire buses',
   run: 'Service',
   cover: 'Covers',
+  automation: 'Automations',
 };
 
 export function typeName(dev: string): string {

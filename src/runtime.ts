@@ -356,7 +356,9 @@ export function buildRuntime(
       if (started) for (const unit of fresh) unit.start();
       // Automations name devices, some of which were just rebuilt.
       automations.rebind();
-      await automations.update(next.automations, next.location);
+      const changes = await automations.update(next.automations, next.location);
+      const moved = [...changes.restarted.map((id) => `${id} restarted`), ...changes.started.map((id) => `${id} started`), ...changes.stopped.map((id) => `${id} stopped`)];
+      if (moved.length > 0) log.info(`automations: ${moved.join(', ')}${changes.kept.length > 0 ? `; ${changes.kept.length} kept with their timers` : ''}`);
       return report;
     },
   };

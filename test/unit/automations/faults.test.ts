@@ -121,3 +121,21 @@ describe('board silenced mid-timer', () => {
     await setInputs(0);
   });
 });
+
+describe('reload through the service', () => {
+  test('an unknown reference refuses the reload as a whole; a valid change restarts only that automation', async () => {
+    const { readFileSync } = await import('node:fs');
+    const file = configPath.replace('config.yaml', 'short.yaml');
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(file, text.replace('output: do/1_01, on_for_s: 0.5', 'output: do/1_09, on_for_s: 0.5'));
+    const refused = await fetch(`${daemon!.baseUrl}/config/reload`, { method: 'POST' });
+    assert.equal(refused.status, 400);
+    assert.match(await refused.text(), /automations\.stair\.then\.output: 'do\/1_09': no such do on the configured boards/);
+    writeFileSync(file, text.replace('on_for_s: 0.5', 'on_for_s: 0.7'));
+    const applied = await fetch(`${daemon!.baseUrl}/config/reload`, { method: 'POST' });
+    assert.equal(applied.status, 200, await applied.text());
+    await until(async () => /automations: stair restarted; 1 kept with their timers/.test(daemon!.output()), 'the reload line');
+    const state = (await (await fetch(`${daemon!.baseUrl}/rest/automation/stair`)).json()) as Record<string, unknown>;
+    assert.match(String(state['description']), /on for 0\.7 s/);
+  });
+});

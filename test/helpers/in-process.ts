@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { buildRuntime, type Runtime } from '../../src/runtime.js';
+import type { FirmwareOffload } from '../../src/automations/offload.js';
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
 import { tempDir } from './temp-dir.js';
 
@@ -56,13 +57,13 @@ export interface Gate {
 
 export async function startGate(
   yaml: string = STILL_BOARD,
-  { websocket, webhook, log = createLogger('CRITICAL'), beforeStart }: { websocket?: WebSocketOptions; webhook?: WebhookOptions; log?: Logger; beforeStart?: (board: SimulatedBoard) => void } = {},
+  { websocket, webhook, log = createLogger('CRITICAL'), beforeStart, offload }: { websocket?: WebSocketOptions; webhook?: WebhookOptions; log?: Logger; beforeStart?: (board: SimulatedBoard) => void; offload?: FirmwareOffload } = {},
 ): Promise<Gate> {
   const dir = tempDir('iogate-gate-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, confinedYaml(yaml));
   const { config } = loadConfig({ file });
-  const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);
+  const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log, { offload });
   // What the board holds before iogate's first read (an input already on at start-up).
   if (beforeStart) beforeStart([...runtime.simulations.values()][0]!.boards.values().next().value as SimulatedBoard);
   await runtime.start();

@@ -112,6 +112,10 @@ export class AutomationEngine {
   private readonly runners = new Map<string, Runner>();
   /** Trigger points → the runners watching them; rebuilt when devices or automations change. */
   private watching = new Map<Device, Runner[]>();
+  /** Runners whose trigger point was not found at the last rebind (a 1-Wire sensor not yet found, an alias not yet set). */
+  private unbound = 0;
+  /** Devices already tried for unbound runners, so each new device costs one rebind at most. */
+  private readonly tried = new WeakSet<Device>();
   /** Outputs an automation wrote lately, with the chain depth of that write (loop guard). */
   private readonly recentWrites = new Map<Device, { depth: number; at: number }>();
   private readonly clock: Clock;
@@ -231,11 +235,15 @@ export class AutomationEngine {
     const before = new Map<Runner, Device>();
     for (const [device, runners] of this.watching) for (const runner of runners) before.set(runner, device);
     const watching = new Map<Device, Runner[]>();
+    this.unbound = 0;
     for (const runner of this.runners.values()) {
       const { trigger } = runner.config;
       if (!('input' in trigger)) continue;
       const device = this.resolve(trigger.input);
-      if (!device) continue;
+      if (!device) {
+        this.unbound++;
+        continue;
+      }
       const list = watching.get(device) ?? [];
       list.push(runner);
       watching.set(device, list);
@@ -305,7 +313,7 @@ export class AutomationEngine {
     return this.cancelSequence(runner, why);
   }
 
-  private cancelSequence(runner: Runner, why: string): Array<Promise<void>> {
+  private cancelSequence(runner: Runner, why: string, safeState = true): Array<Promise<void>> {
     const sequence = runner.sequence;
     runner.sequence = undefined;
     if (sequence) {
@@ -314,7 +322,7 @@ export class AutomationEngine {
       sequence.wake?.();
     }
     const refs = this.saved.sequences[runner.id];
-    if (!refs) return [];
+    if (!refs || !safeState) return [];
     const text = `automation:${runner.id}: its timed sequence stopped because ${why}; ${refs.join(', ')} put in the safe state (off)`;
     this.deps.log.info(text);
     return refs.map((ref) => this.safeOff(runner.id, ref, text));
@@ -378,8 +386,9 @@ export class AutomationEngine {
   }
 
   private async run(runner: Runner, cause: string, level: number | undefined, depth: number): Promise<void> {
-    // A new trigger restarts a running sequence (a staircase's restart is the pulse's own).
-    await Promise.allSettled(this.cancelSequence(runner, 'a new trigger restarted it'));
+    // A new trigger restarts a running sequence (a staircase's restart is the pulse's own). Its
+    // outputs are not put in the safe state first: the new run takes them over, with no off-on blink.
+    this.cancelSequence(runner, 'a new trigger restarted it', false);
     const sequence = { cancelled: false, timer: undefined as Timer | undefined, wake: undefined as (() => void) | undefined };
     const timed = runner.config.actions.some((action) => action.kind === 'delay');
     if (timed) {
@@ -536,6 +545,11 @@ export class AutomationEngine {
   private changed(devices: readonly Device[]): void {
     if (!this.active) return;
     for (const device of devices) {
+      if (this.unbound > 0 && !this.watching.has(device) && !this.tried.has(device)) {
+        // A device seen for the first time while some trigger point is missing: maybe it is that one.
+        this.tried.add(device);
+        this.rebind();
+      }
       const runners = this.watching.get(device);
       if (!runners) continue;
       for (const runner of runners) {

@@ -154,3 +154,22 @@ describe('loops', () => {
     assert.ok(gate.runtime.automations.stats.writes - writesAfter <= 1, 'the loop has stopped');
   });
 });
+
+describe('restart by a new trigger', () => {
+  test('a sequence triggered again starts over without switching its outputs off in between', async () => {
+    const { gate, timeline } = await gateWith(`  hall:\n    when: {input: di/1_01, edge: rising}\n    then: [{output: do/1_01, set: on}, {delay_s: 0.5}, {output: do/1_01, set: off}]\n`);
+    await sleep(200);
+    gate.setInput(0, true);
+    await until(() => timeline.isOn('do/1_01'), 'on', 2000);
+    const onAt = performance.now();
+    await sleep(300);
+    gate.setInput(0, false);
+    await sleep(60);
+    gate.setInput(0, true);
+    await until(() => !timeline.isOn('do/1_01'), 'off at the end of the second run', 3000);
+    const i = timeline.index('do/1_01');
+    const offs = timeline.samples.filter((sample, k) => k > 0 && timeline.samples[k - 1]!.on[i] && !sample.on[i]);
+    assert.equal(offs.length, 1, 'one off, at the very end');
+    assert.ok(performance.now() - onAt >= 800, 'the second trigger restarted the 0.5 s');
+  });
+});

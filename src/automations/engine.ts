@@ -114,8 +114,8 @@ export class AutomationEngine {
   private watching = new Map<Device, Runner[]>();
   /** Runners whose trigger point was not found at the last rebind (a 1-Wire sensor not yet found, an alias not yet set). */
   private unbound = 0;
-  /** Devices already tried for unbound runners, so each new device costs one rebind at most. */
-  private readonly tried = new WeakSet<Device>();
+  /** While some are unbound, a change of an unwatched device looks them up again, at most once a second. */
+  private lastRebindAt = -Infinity;
   /** Outputs an automation wrote lately, with the chain depth of that write (loop guard). */
   private readonly recentWrites = new Map<Device, { depth: number; at: number }>();
   private readonly clock: Clock;
@@ -545,9 +545,9 @@ export class AutomationEngine {
   private changed(devices: readonly Device[]): void {
     if (!this.active) return;
     for (const device of devices) {
-      if (this.unbound > 0 && !this.watching.has(device) && !this.tried.has(device)) {
-        // A device seen for the first time while some trigger point is missing: maybe it is that one.
-        this.tried.add(device);
+      if (this.unbound > 0 && !this.watching.has(device) && this.clock.monotonic() - this.lastRebindAt >= 1000) {
+        // Some trigger point is missing and an unwatched device changed (found, or given an alias): maybe it is that one.
+        this.lastRebindAt = this.clock.monotonic();
         this.rebind();
       }
       const runners = this.watching.get(device);

@@ -173,3 +173,21 @@ describe('restart by a new trigger', () => {
     assert.ok(performance.now() - onAt >= 800, 'the second trigger restarted the 0.5 s');
   });
 });
+
+describe('late trigger points', () => {
+  test('an alias set after start-up binds the automation; its first reading is a baseline', async () => {
+    const { gate, timeline } = await gateWith(`  wall:\n    when: {input: wall_switch, edge: rising}\n    then: {output: do/1_01, set: on}\n`);
+    await sleep(200);
+    const state = (await (await fetch(`${gate.baseUrl}/rest/automation/wall`)).json()) as Record<string, unknown>;
+    assert.match(String(state['last_result']), /^waiting: wall_switch is not a known device/);
+    gate.setInput(0, true);
+    await sleep(1100);
+    await (await fetch(`${gate.baseUrl}/rest/di/1_01`, { method: 'POST', body: 'alias=wall_switch', headers: { 'content-type': 'application/x-www-form-urlencoded' } })).arrayBuffer();
+    await sleep(200);
+    assert.ok(neverOn(timeline, 'do/1_01'), 'on when bound is a level, not a rise');
+    gate.setInput(0, false);
+    await sleep(100);
+    gate.setInput(0, true);
+    await until(() => timeline.isOn('do/1_01'), 'a rise once bound', 2000);
+  });
+});

@@ -7,6 +7,7 @@ import { postForm } from '../../helpers/http.js';
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
 import { BRAIN_DO, OutputTimeline } from '../../helpers/output-timeline.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { connect, deviceIn } from '../../helpers/ws-client.js';
 
 // The engine with the daemon's parts and a simulated Neuron brain board in
 // this process: inputs are set at the simulator, outputs judged at the
@@ -108,6 +109,19 @@ describe('automations on the one write path', () => {
     const state = await automation('both');
     assert.match(String(state['last_result']), /^failed: .*interlock/i);
     gate.setInput(2, false);
+  });
+
+  test('WebSocket: the automation device is pushed when it changes; {cmd: set} switches it like a client write', async () => {
+    const ws = await connect(gate.wsUrl);
+    try {
+      ws.send({ cmd: 'set', dev: 'automation', circuit: 'manual_only', enabled: 0 });
+      const pushed = await ws.nextMatching((message) => deviceIn(message, 'automation', 'manual_only')?.['enabled'] === false);
+      assert.equal(deviceIn(pushed, 'automation', 'manual_only')?.['runs'], 0);
+      ws.send({ cmd: 'set', dev: 'automation', circuit: 'manual_only', enabled: 1 });
+      await ws.nextMatching((message) => deviceIn(message, 'automation', 'manual_only')?.['enabled'] === true);
+    } finally {
+      await ws.close();
+    }
   });
 
   test('REST: enabled=0 stops it, trigger=1 runs it by hand, bad fields are 400', async () => {

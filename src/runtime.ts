@@ -269,7 +269,14 @@ export function buildRuntime(
   const control = new OutputControl(registry, feed, log, config.stateDir, config.interlocks, config.covers);
   registry.writeControl = control;
   // After the control layer: an automation writes like any client, through it.
-  const automations = new AutomationEngine({ registry, feed, log, stateDir: config.stateDir, offload: options.offload });
+  const automations = new AutomationEngine({
+    registry,
+    feed,
+    log,
+    stateDir: config.stateDir,
+    offload: options.offload,
+    failSafeOff: (output, why, done) => control.failSafeOff(output, why, done),
+  });
   automations.configure(config.automations, config.location);
 
   const runtime: ReloadableRuntime = {

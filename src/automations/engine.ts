@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Device } from '../devices/device.js';
 import type { Logger } from '../log.js';
-import { isOutput, stateOf } from '../control/output.js';
+import { isOutput, stateOf, type Output } from '../control/output.js';
 import type { ChangeFeed } from '../registry/feed.js';
 import type { Registry } from '../registry/registry.js';
 import { writeDevice } from '../registry/write.js';
@@ -31,6 +31,8 @@ export const MAX_CHAIN_DEPTH = 8;
 /** Runs set off by automations' writes, per automation, within CHAIN_RATE_WINDOW_MS. */
 export const MAX_CHAINED_RUNS = 20;
 const CHAIN_RATE_WINDOW_MS = 10_000;
+/** How long a stop or a reload waits for a safe-state off to land (a board offline); it is retried on after that. */
+const SAFE_OFF_WAIT_MS = 3000;
 /** Log lines about one automation's failing writes: the first, then one a minute. */
 const FAILURE_LOG_MS = 60_000;
 
@@ -41,6 +43,8 @@ export interface EngineDeps {
   stateDir: string;
   clock?: Clock;
   offload?: FirmwareOffload;
+  /** The control layer's fail-safe off (retried until it lands); without it, one plain write. */
+  failSafeOff?: (output: Output, why: string, done: () => void) => void;
 }
 
 /** `automations.json`: outputs that a running sequence (one with a delay) switched, to put in their safe state after a crash. */
@@ -162,6 +166,7 @@ export class AutomationEngine {
   async start(): Promise<void> {
     const { feed, log } = this.deps;
     for (const [id, refs] of Object.entries(this.found.sequences)) {
+      this.note(id, refs);
       for (const ref of refs) {
         const why = `automation:${id}: a timed sequence was running when iogate stopped; ${ref} is put in its safe state (off), it is not resumed`;
         log.warn(why);
@@ -331,13 +336,34 @@ export class AutomationEngine {
   /** Switches an output off for a sequence that will not finish; the note goes once it landed. */
   private async safeOff(id: string, ref: string, why: string): Promise<void> {
     const device = this.resolve(ref);
+    const { failSafeOff } = this.deps;
+    if (device && isOutput(device) && failSafeOff) {
+      // The control layer's fail-safe off: retried until it lands (a board offline now), cancelled by a later write.
+      // The note stays in the file until it landed, so a crash meanwhile still finds it; a stop waits a bound, not forever.
+      await new Promise<void>((resolve) => {
+        const bound = this.clock.after(SAFE_OFF_WAIT_MS, resolve);
+        failSafeOff(device, why, () => {
+          bound.cancel();
+          this.unnote(id, ref);
+          resolve();
+        });
+      });
+      return;
+    }
     try {
       if (!device) throw new Error(`${ref} is not a known device`);
       await this.write(id, device, { value: 0 }, 0);
     } catch (error) {
       this.deps.log.warn(`automation:${id}: ${ref} could not be put in its safe state: ${(error as Error).message} (${why})`);
     }
-    this.note(id, undefined);
+    this.unnote(id, ref);
+  }
+
+  /** One output of a noted sequence is in its safe state: the note keeps the others. */
+  private unnote(id: string, ref: string): void {
+    const refs = this.saved.sequences[id];
+    if (!refs) return;
+    this.note(id, refs.filter((other) => other !== ref));
   }
 
   setEnabled(runner: Runner, enabled: boolean, by: string): void {

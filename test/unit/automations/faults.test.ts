@@ -139,3 +139,21 @@ describe('reload through the service', () => {
     assert.match(String(state['description']), /on for 0\.7 s/);
   });
 });
+
+describe('restart with the board offline', () => {
+  test('mid-sequence: the safe-state off is retried until the board is back, then lands; nothing else switches', async () => {
+    await setInputs(0);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await setInputs(0b10);
+    await until(async () => output(DO.sequence), 'the sequence on');
+    await daemon!.stop('SIGKILL');
+    proxy.silent.add(1);
+    daemon = await spawnDaemon(['--config', configPath.replace('config.yaml', 'short.yaml')]);
+    await until(async () => /do 1_02: switching it off failed .*trying again every 1 s until it lands \(automation:sequence: a timed sequence was running when iogate stopped/.test(daemon!.output()), 'the first failed attempt');
+    assert.equal(await output(DO.sequence), true, 'the board is away: its output is as it was');
+    proxy.silent.delete(1);
+    await until(async () => !(await output(DO.sequence)), 'the off to land once the board is back');
+    await staysOff(800);
+    await setInputs(0);
+  });
+});

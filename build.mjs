@@ -2,7 +2,7 @@
 // dist/ that run on Node >= 18 with no node_modules beside them.
 import { build, transform } from 'esbuild';
 import { createHash } from 'node:crypto';
-import { readFileSync, writeFileSync, mkdirSync, cpSync, existsSync, rmSync, readdirSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync, mkdirSync, cpSync, existsSync, rmSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createRequire } from 'node:module';
 import { compileMallocTrim, mallocTrimFile } from './deploy/native-addon.mjs';
@@ -13,6 +13,15 @@ const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 
 const version = process.env.IOGATE_BUILD_VERSION || pkg.version;
 const out = process.env.IOGATE_BUILD_OUT || 'dist';
 const require = createRequire(import.meta.url);
+
+// The daemon's first line. Run as `./iogate.js` (copy and run), the bundle
+// starts Node with the service unit's memory settings that must be there
+// before V8 starts: its trim threshold and its three options that matter most
+// (bench: RssAnon idle 14 MB against 21-22 without; deploy/iogate.service says
+// why each). Kernels before 5.1 cut a `#!` line after 127 bytes, so it carries
+// no more; test/unit/build/copy-and-run.test.ts holds it to the unit's values.
+// `node iogate.js` gets what can be set late (src/memory/copy-and-run.ts).
+const DAEMON_SHEBANG = '#!/usr/bin/env -S MALLOC_TRIM_THRESHOLD_=65536 node --max-semi-space-size=1 --optimize-for-size --expose-gc';
 
 // @serialport/bindings-cpp finds its addon with node-gyp-build(<its package
 // dir>) (in load-bindings.js and poller.js), which in a bundle would point
@@ -88,13 +97,17 @@ await Promise.all([
     ...common,
     entryPoints: ['src/main.ts'],
     outfile: join(out, 'iogate.js'),
-    banner: { js: '#!/usr/bin/env node' },
+    // Run as `./iogate.js`, the bundle starts Node with the service unit's
+    // memory options (src/memory/copy-and-run.ts).
+    banner: { js: DAEMON_SHEBANG },
     // Strings, not an object: esbuild inlines a string define where it is used,
     // but turns an object into a module that every other module would import.
     define: { ...common.define, IOGATE_PANEL_HTML: JSON.stringify(panel.html), IOGATE_PANEL_CSP: JSON.stringify(panel.csp) },
   }),
   build({ ...common, entryPoints: ['src/sim/cli.ts'], outfile: join(out, 'iogate-sim.js'), banner: { js: '#!/usr/bin/env node' } }),
 ]);
+// Both run as programs when copied (./iogate.js), as the #! lines mean.
+for (const file of ['iogate.js', 'iogate-sim.js']) chmodSync(join(out, file), 0o755);
 
 // The OpenAPI description the daemon serves at /openapi.json, also as a file
 // for the package and for tools: the same code writes both.

@@ -322,7 +322,14 @@ check "good config: EVOK stopped" sh -c '! pid=$(cat "$0/run/stand-in-systemd/ev
 check "good config: evok.service disabled, iogate.service enabled" sh -c '! test -L "$0/etc/systemd/system/multi-user.target.wants/evok.service" && test -L "$0/etc/systemd/system/multi-user.target.wants/iogate.service"' "$root"
 check "good config: the alias file lent to iogate" test "$(owner /var/lib/evok/alias.yaml)" = iogate:iogate
 check "good config: the ExecStartPre check ran" grep -q '^Configuration OK$' "$root/run/stand-in-systemd/iogate.service.log"
-check "good config: systemctl reload re-reads the configuration" sh -c 'chroot "$0" env PATH=/usr/local/sbin:/usr/bin:/bin systemctl reload iogate.service && for i in $(seq 1 50); do grep -q "configuration reloaded from /etc/evok/config.yaml: nothing changed" "$0/run/stand-in-systemd/iogate.service.log" && exit 0; sleep 0.2; done; exit 1' "$root"
+check "good config: systemctl reload re-reads the configuration" sh -c 'chroot "$0" env PATH=/usr/local/sbin:/usr/bin:/bin systemctl reload iogate.service && grep -q "WARNING configuration reloaded from /etc/evok/config.yaml: nothing changed" "$0/run/stand-in-systemd/iogate.service.log"' "$root"
+check "good config: the reload's verdict in the journal" grep -q '^iogate: configuration reloaded from /etc/evok/config.yaml: nothing changed' "$root/run/stand-in-systemd/iogate.service.log"
+cp -p "$root/etc/evok/config.yaml" "$root/etc/evok/config.yaml.good"
+printf 'comm_channels: [broken\n' >>"$root/etc/evok/config.yaml"
+check "bad config: systemctl reload fails" sh -c '! chroot "$0" env PATH=/usr/local/sbin:/usr/bin:/bin systemctl reload iogate.service' "$root"
+check "bad config: the journal says why, and iogate still answers" sh -c 'grep -q "iogate: reload not sent, the daemon keeps its configuration: Invalid configuration" "$0/run/stand-in-systemd/iogate.service.log"' "$root"
+check "bad config: iogate still answers $version_text" test "$(answers)" = "$version_text"
+mv "$root/etc/evok/config.yaml.good" "$root/etc/evok/config.yaml"
 install_logged "$deb_next"
 for _ in $(seq 1 50); do [ "$(answers)" = "$next_text" ] && break; sleep 0.2; done
 check "good config, upgraded: iogate answers $next_text" test "$(answers)" = "$next_text"

@@ -6,7 +6,7 @@
 #  - enable, disable, is-enabled, mask, unmask: the real systemctl, which edits
 #    the symlinks offline (--root=/, as it would believe a systemd runs);
 #  - start, stop, restart, try-restart, reload, is-active, daemon-reload:
-#    simulated. A start runs ExecStartPre= (all must succeed), then ExecStart=
+#    simulated (a reload runs ExecReload= with $MAINPID, and fails as it fails). A start runs ExecStartPre= (all must succeed), then ExecStart=
 #    in the background as User=, after stopping the units named by
 #    Conflicts=; the main process's pid is kept in /run/stand-in-systemd.
 # Lines of drop-ins in /etc/systemd/system/UNIT.d/*.conf come after the
@@ -63,6 +63,12 @@ start_unit() {
 	as_user "$1" "$exec_start" exec >>"$RUN/$1.log" 2>&1 </dev/null &
 	echo $! >"$RUN/$1.pid"
 }
+reload_unit() { # ExecReload= lines with $MAINPID, as systemd runs them; their output goes to the unit's log (the journal)
+	main_pid=$(pid_of "$1")
+	values "$1" ExecReload | while IFS= read -r line; do
+		as_user "$1" "$(printf '%s' "$line" | sed "s/\$MAINPID/$main_pid/g")" >>"$RUN/$1.log" 2>&1 </dev/null || { echo "stand-in systemctl: $1: ExecReload failed: $line" >>"$RUN/$1.log"; exit 1; }
+	done
+}
 unit_name() { case $1 in *.service) echo "$1" ;; *) echo "$1.service" ;; esac; }
 
 quiet=
@@ -90,7 +96,7 @@ for name in "$@"; do
 	stop) stop_unit "$unit" ;;
 	restart) stop_unit "$unit"; start_unit "$unit" || status=1 ;;
 	try-restart) if running "$unit"; then stop_unit "$unit"; start_unit "$unit" || status=1; fi ;;
-	reload) if running "$unit"; then kill -HUP "$(pid_of "$unit")"; else status=1; fi ;;
+	reload) if running "$unit"; then reload_unit "$unit" || status=1; else status=1; fi ;;
 	is-active) if running "$unit"; then [ -n "$quiet" ] || echo active; else [ -n "$quiet" ] || echo inactive; status=3; fi ;;
 	*) echo "stand-in systemctl: $command is not simulated" >&2; exit 1 ;;
 	esac

@@ -61,7 +61,10 @@ function buildPackage(arch, spec, outFile) {
     mkdirSync(lib, { recursive: true });
     for (const name of ['iogate.js', 'iogate-sim.js']) {
       // Debian's node, not whatever `env` finds first on PATH.
-      const text = readFileSync(join(args.bundle, name), 'utf8').replace(/^#!\/usr\/bin\/env node\n/, '#!/usr/bin/node\n');
+      // The daemon's line (`env -S` with the unit's memory settings, build.mjs) keeps them.
+      const text = readFileSync(join(args.bundle, name), 'utf8').replace(/^#!.*/, (line) =>
+        line === '#!/usr/bin/env node' ? '#!/usr/bin/node' : line.replace(/^(#!\/usr\/bin\/env -S .*?) node /, '$1 /usr/bin/node '),
+      );
       writeFileSync(join(lib, name), text, { mode: 0o755 });
     }
     const prebuilds = join(lib, 'prebuilds', spec.platform);

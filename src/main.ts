@@ -9,6 +9,8 @@ import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './exit-codes.js';
 import { exitOnUnexpectedErrors } from './unexpected-error.js';
 import { createLogger, type LogLevel } from './log.js';
 import { openLogFile, type LogFile } from './log-file.js';
+import { exposeGcLate } from './memory/copy-and-run.js';
+import { ReloadTimeout, VerdictWriter, requestReload, verdictDirectory } from './lifecycle/reload-verdict.js';
 import { loadMallocTrim } from './memory/malloc-trim.js';
 import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
 import { keepTickObjectShape } from './memory/tick-shape.js';
@@ -21,10 +23,16 @@ import { VERSION, VERSION_TEXT } from './version.js';
 
 // Command-line entry of the daemon.
 
+/** A reload waits for a file still being written and for one in progress: generous. */
+const RELOAD_ANSWER_BOUND_MS = 60_000;
+/** Long enough for the first scans, the 1-Wire discovery and the listeners. */
+const STARTUP_SETTLED_MS = 5_000;
+
 const USAGE = `iogate ${VERSION} — EVOK-compatible API daemon for Unipi PLCs
 
 Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen FILE] [--debug] [--read-plan]
        iogate --check-config [--config FILE] [...]
+       iogate --reload --pid PID [--config FILE] [...]
 
   -c, --config FILE   EVOK config.yaml to read (default: built-in simulated Neuron, no hardware)
   -p, --port N        HTTP/WebSocket port (overrides apis.port; default 8080)
@@ -37,6 +45,10 @@ Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen
                       (EVOK listened on every address; used by the package before switching over)
   -d, --debug         log at DEBUG level, with a trace of every Modbus frame (hex, timing; at most
                       50 lines per second and bus)
+      --reload        have the running daemon PID (--pid, or systemd's $MAINPID) reload FILE: check it
+                      first, send SIGHUP, wait for the daemon's verdict and print it; exit 0 when it
+                      was applied, 78 when the file is invalid or the daemon refused it, 75 when no
+                      verdict came within 60 s (the unit's ExecReload, so systemctl reload fails)
       --read-plan     print the Modbus reads the configuration's scans make (JSON) and exit
   -v, --version       print the version and exit
   -h, --help          print this help and exit
@@ -64,6 +76,8 @@ function main(): void {
         'hw-dir': { type: 'string' },
         autogen: { type: 'string' },
         'check-config': { type: 'boolean' },
+        reload: { type: 'boolean' },
+        pid: { type: 'string' },
         'replacing-evok': { type: 'boolean' },
         debug: { type: 'boolean', short: 'd' },
         'read-plan': { type: 'boolean' },
@@ -105,7 +119,8 @@ function main(): void {
     checked = readCheckedConfig(source);
   } catch (error) {
     const message = error instanceof ConfigError ? error.message : (error as Error).message;
-    process.stderr.write(`iogate: ${args['check-config'] ? 'configuration check failed' : 'cannot start'}: ${message}\n`);
+    const what = args['check-config'] ? 'configuration check failed' : args.reload ? 'reload not sent, the daemon keeps its configuration' : 'cannot start';
+    process.stderr.write(`iogate: ${what}: ${message}\n`);
     process.exit(EXIT_CONFIG);
   }
   const { config, warnings } = checked;
@@ -116,6 +131,10 @@ function main(): void {
     process.exit(EXIT_CONFIG);
   }
 
+  if (args.reload) {
+    reloadRunningDaemon(args.pid ?? process.env['MAINPID'], config.stateDir);
+    return;
+  }
   if (args['check-config']) {
     for (const warning of warnings) process.stderr.write(`WARNING ${warning}\n`);
     const automations = config.automations.map((automation) => `  ${describeAutomation(automation)}\n`).join('');
@@ -147,8 +166,19 @@ function main(): void {
   const log = createLogger(() => level, output);
   exitOnUnexpectedErrors(output);
   keepTickObjectShape();
+  // Started as `node iogate.js`, without the unit's options: what can still be had (src/memory/copy-and-run.ts).
+  const gcExposedLate = exposeGcLate();
+  const trimAddon = loadMallocTrim(typeof __dirname === 'string' ? __dirname : undefined);
+  const trimThresholdSetLate = process.env['MALLOC_TRIM_THRESHOLD_'] === undefined && 'trim' in trimAddon && trimAddon.setTrimThreshold();
   log.info(`iogate ${VERSION_TEXT} (node ${process.version}) starting with ${config.file ?? 'the built-in configuration'}`);
   for (const warning of warnings) log.warn(warning);
+  if (gcExposedLate || trimThresholdSetLate) {
+    const late = [gcExposedLate ? 'gc()' : '', trimThresholdSetLate ? "glibc's 64 KB trim threshold" : ''].filter(Boolean).join(' and ');
+    log.info(`memory: started without the service unit's node options; set ${late} at run time (run the bundle itself, ./iogate.js, for the rest)`);
+  }
+  // The threshold set late holds only for frees from now on: what start-up freed
+  // under glibc's default stays unless it is trimmed once, when start-up is over.
+  if (trimThresholdSetLate && 'trim' in trimAddon) setTimeout(() => exposedGc(trimAddon.trim)?.(), STARTUP_SETTLED_MS).unref();
 
   let service: ReturnType<typeof createService>;
   try {
@@ -189,7 +219,7 @@ function main(): void {
   function mallocTrimAfterCollections(): (() => void) | undefined {
     if (!exposedGc()) return undefined;
     // In the bundle, __dirname is the bundle's directory, where build.mjs and the package put native/.
-    const load = loadMallocTrim(typeof __dirname === 'string' ? __dirname : undefined);
+    const load = trimAddon;
     if ('trim' in load) {
       log.debug('memory: the C heap is trimmed after each burst of requests (malloc_trim)');
       return load.trim;
@@ -199,12 +229,20 @@ function main(): void {
     return undefined;
   }
 
+  // `iogate --reload` (the unit's ExecReload) waits for this file (src/lifecycle/reload-verdict.ts).
+  const verdicts = new VerdictWriter(process.pid, (message) => log.warn(message));
   process.on('SIGHUP', () => {
+    const startedAt = Date.now();
     log.info('SIGHUP: reloading the configuration');
     // An invalid file is logged by the reload itself; the daemon serves on.
-    service.reload().catch((error: unknown) => {
-      if (!(error instanceof ConfigError)) log.error(`reload failed: ${(error as Error).message}`);
-    });
+    service.reload().then(
+      (report) => verdicts.record(verdictDirectory(service.config.stateDir), { startedAt, applied: true, message: report.summary }),
+      (error: unknown) => {
+        if (!(error instanceof ConfigError)) log.error(`reload failed: ${(error as Error).message}`);
+        const message = error instanceof ConfigError ? error.problems.join('; ') : (error as Error).message;
+        return verdicts.record(verdictDirectory(service.config.stateDir), { startedAt, applied: false, message });
+      },
+    );
   });
 
   let stopping = false;
@@ -220,6 +258,25 @@ function main(): void {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** `iogate --reload`: the verdict on stdout, and the exit status systemctl reload reports. */
+function reloadRunningDaemon(pidText: string | undefined, stateDir: string): void {
+  const pid = Number(pidText);
+  if (!(Number.isInteger(pid) && pid > 1)) {
+    process.stderr.write(`--reload: no daemon to reload: give its process id with --pid (systemd passes $MAINPID)\n`);
+    process.exit(EXIT_USAGE);
+  }
+  requestReload(pid, verdictDirectory(stateDir), RELOAD_ANSWER_BOUND_MS).then(
+    (verdict) => {
+      process.stdout.write(`iogate: ${verdict.applied ? verdict.message : `reload refused, still serving the previous configuration: ${verdict.message}`}\n`);
+      process.exit(verdict.applied ? 0 : EXIT_CONFIG);
+    },
+    (error: Error) => {
+      process.stderr.write(`iogate: reload: ${error.message}\n`);
+      process.exit(error instanceof ReloadTimeout ? EXIT_TEMPORARY : EXIT_CONFIG);
+    },
+  );
 }
 
 /** Log-file lines carry the time; the journal adds its own to stderr. */

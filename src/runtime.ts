@@ -341,6 +341,8 @@ export function buildRuntime(
           report.kept.push(name);
           continue;
         }
+        // While its line still runs: the pulses and timeouts of its outputs end now, not on a stopped bus.
+        await control.release(unit.devices);
         await unit.stop();
         for (const device of unit.devices) {
           aliases.release(device);
@@ -361,6 +363,7 @@ export function buildRuntime(
       // Unchanged units keep their place; new ones come after them, as files list buses in any order.
       registry.invalidate();
       if (started) for (const unit of fresh) unit.start();
+      for (const unit of fresh) control.adopt(unit.devices);
       // Automations name devices, some of which were just rebuilt.
       automations.rebind();
       const changes = await automations.update(next.automations, next.location);

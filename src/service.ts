@@ -11,6 +11,7 @@ import { attachWebSocket, type WebSocketEndpoint } from './api/ws/server.js';
 import { readCheckedConfig, type CheckOptions, type CheckedConfig } from './checked-config.js';
 import { ConfigError } from './config/errors.js';
 import { automationReferenceProblems } from './automations/references.js';
+import { SETTLE_MS, readWhenStable } from './config/stable-file.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
 import { RequestError } from './errors.js';
@@ -49,6 +50,8 @@ export interface ReloadReport {
   buses: CoreReloadReport;
   /** WebSocket clients closed because their access was revoked. */
   revokedWebSocketClients: number;
+  /** The log line's text: what changed. */
+  summary: string;
 }
 
 export interface Service {
@@ -172,6 +175,9 @@ export function createService(options: ServiceOptions): Service {
       start: () => undefined,
       stop: () => undefined,
       update(next) {
+        const [was, now] = [anonymousWriters(config.apis.auth), anonymousWriters(next.apis.auth)];
+        // Deliberate or not (a file edited by mistake), this must not pass unnoticed.
+        if (ANONYMOUS_REACH.indexOf(now) > ANONYMOUS_REACH.indexOf(was)) log.warn(`reload: requests without a token may now read and write: ${now} (before: ${was})`);
         const fresh = apiGuards(next.apis);
         if (fresh.limits.maxConnections !== limits.maxConnections || fresh.limits.maxConnectionsPerAddress !== limits.maxConnectionsPerAddress) {
           log.warn('reload: apis.limits.max_connections and max_connections_per_address take effect at the next restart');
@@ -301,18 +307,36 @@ export function createService(options: ServiceOptions): Service {
     }
   }
 
-  // One reload at a time: a second request waits for the first and then reads the file again.
+  // One reload at a time: a request during a reload waits for it and then reads the file again.
+  // Requests that arrive while one already waits share it: it reads the file as they would, so a
+  // storm of SIGHUPs costs at most two reloads, not one each.
   let reloading: Promise<unknown> = Promise.resolve();
+  let waiting: Promise<ReloadReport> | undefined;
   function reload(): Promise<ReloadReport> {
-    const run = reloading.then(() => applyReload(), () => applyReload());
+    if (waiting) return waiting;
+    const run = reloading.then(begin, begin);
+    function begin(): Promise<ReloadReport> {
+      if (waiting === run) waiting = undefined;
+      return applyReload();
+    }
+    waiting = run;
     reloading = run.catch(() => undefined);
     return run;
+  }
+
+  /** The configuration file once nothing writes to it any more (see stable-file.ts); a file still written is refused. */
+  function readSettledConfig(): Promise<CheckedConfig> {
+    const { file } = options.source;
+    if (file === undefined) return Promise.resolve(readCheckedConfig(options.source));
+    return readWhenStable(file, () => readCheckedConfig(options.source), {
+      onWait: (age) => log.info(`reload: ${file} was modified ${Math.max(0, Math.round(age))} ms ago; waiting until it has not changed for ${SETTLE_MS / 1000} s`),
+    });
   }
 
   async function applyReload(): Promise<ReloadReport> {
     let checked: CheckedConfig;
     try {
-      checked = readCheckedConfig(options.source);
+      checked = await readSettledConfig();
     } catch (error) {
       if (error instanceof ConfigError) log.error(`reload refused, still serving the previous configuration: ${error.message}`);
       throw error;
@@ -332,7 +356,7 @@ export function createService(options: ServiceOptions): Service {
     }
     for (const warning of checked.warnings) log.warn(warning);
     options.applyLogging(next);
-    const report: ReloadReport = { components: {}, buses: { kept: [], restarted: [], started: [], stopped: [] }, revokedWebSocketClients: 0 };
+    const report: ReloadReport = { components: {}, buses: { kept: [], restarted: [], started: [], stopped: [] }, revokedWebSocketClients: 0, summary: '' };
     // The listener first: if the new address cannot be bound, the reload fails before anything changed.
     const order = [...components.filter((c) => c.name === 'listener'), ...components.filter((c) => c.name !== 'listener')];
     for (const component of order) {
@@ -371,11 +395,12 @@ export function createService(options: ServiceOptions): Service {
       ...report.buses.started.map((name) => `${name} started`),
       ...report.buses.stopped.map((name) => `${name} stopped`),
     ];
-    log.info(
+    report.summary =
       `configuration reloaded from ${next.file ?? 'the built-in configuration'}: ${[...changed, ...buses].join(', ') || 'nothing changed'}` +
-        `${report.buses.kept.length > 0 ? `; buses kept polling: ${report.buses.kept.join(', ')}` : ''}` +
-        `${report.revokedWebSocketClients > 0 ? `; ${report.revokedWebSocketClients} WebSocket client(s) closed, their access was revoked` : ''}`,
-    );
+      `${report.buses.kept.length > 0 ? `; buses kept polling: ${report.buses.kept.join(', ')}` : ''}` +
+      `${report.revokedWebSocketClients > 0 ? `; ${report.revokedWebSocketClients} WebSocket client(s) closed, their access was revoked` : ''}`;
+    // At WARNING, like the refusals: EVOK's configurations log at WARNING, and a reload's outcome must show there.
+    log.warn(report.summary);
     return report;
   }
 
@@ -415,6 +440,14 @@ export function createService(options: ServiceOptions): Service {
       await shutDown({ server, stopAccepting, connections }, steps, log, SHUTDOWN_BOUND_MS);
     },
   };
+}
+
+/** Who may read and write without a token, from the fewest to the most. */
+const ANONYMOUS_REACH = ['nobody', 'loopback clients', 'every client that reaches the listener'] as const;
+
+function anonymousWriters(auth: Config['apis']['auth']): (typeof ANONYMOUS_REACH)[number] {
+  if (auth.tokens.length === 0 || auth.allowAnonymous) return ANONYMOUS_REACH[2];
+  return auth.loopbackAnonymous ? ANONYMOUS_REACH[1] : ANONYMOUS_REACH[0];
 }
 
 /** The panel page, ready to send; none when running from unbundled sources. */

@@ -33,8 +33,8 @@ export interface HttpFront {
 }
 
 export async function shutDown({ server, stopAccepting, connections }: HttpFront, steps: readonly ShutdownStep[], log: Logger, boundMs = SHUTDOWN_BOUND_MS): Promise<void> {
-  const deadline = Date.now() + boundMs;
-  const remaining = () => Math.max(0, deadline - Date.now());
+  const deadline = performance.now() + boundMs;
+  const remaining = () => Math.max(0, deadline - performance.now());
 
   server.closeIdleConnections();
   const serverClosed = stopAccepting.then(() => allClosed(connections));

@@ -199,7 +199,7 @@ class WebhookSender {
   private send(devices: readonly Device[]): Promise<void> {
     const { address, complexEvents, meta } = this.config;
     const url = new URL(address);
-    const now = Date.now();
+    const now = performance.now();
     const body = complexEvents ? JSON.stringify(devices.map((device) => (meta ? device.metaFull(now) : device.full()))) : undefined;
     const headers: Record<string, string | number> = { 'content-type': 'application/json; charset=utf-8', 'user-agent': 'iogate' };
     if (body !== undefined) headers['content-length'] = Buffer.byteLength(body);

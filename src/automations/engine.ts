@@ -553,7 +553,7 @@ export class AutomationEngine {
     if (condition.kind === 'time') return inWindow(condition, this.clock.wall(), effectiveZone(this.location.timeZone));
     const device = this.resolve(condition.input);
     if (!device) return false;
-    const quality = device.pointMeta(Date.now()).quality;
+    const quality = device.pointMeta(performance.now()).quality;
     if (condition.kind === 'quality') return condition.quality === 'bad' ? quality !== 'good' : quality === condition.quality;
     // A value that is not good never lets an action run.
     if (quality !== 'good') return false;
@@ -588,7 +588,7 @@ export class AutomationEngine {
 
   private reading(device: Device, trigger: { kind: string; field?: string }): Reading {
     const field = 'field' in trigger && trigger.field !== undefined ? trigger.field : 'value';
-    return { value: device.full()[field], quality: device.pointMeta(Date.now()).quality, at: this.clock.monotonic() };
+    return { value: device.full()[field], quality: device.pointMeta(performance.now()).quality, at: this.clock.monotonic() };
   }
 
   /** `type/circuit` (EVOK's alternate type names too) or an alias. */

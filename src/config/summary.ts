@@ -15,6 +15,7 @@ export function startupSummary(config: Config): string {
     const where = bus.simulate ? `simulated owserver (${bus.simulate.join(', ')})` : `owserver ${bus.hostname}:${bus.port}`;
     lines.push(`  ${bus.name}: 1-Wire through ${where}, sensors read every ${bus.interval} s, bus searched every ${bus.scanInterval} s`);
   }
+  lines.push(...outputRulesLines(config));
   const { apis } = config;
   const host = apis.address.includes(':') ? `[${apis.address}]` : apis.address;
   lines.push(
@@ -31,6 +32,20 @@ export function startupSummary(config: Config): string {
     `Logging: ${config.logging.level}${config.logging.file === undefined ? '' : ` to ${config.logging.file}`}`,
   );
   return lines.join('\n');
+}
+
+/** Interlocks and covers: the rules the write path enforces, so a wrong pairing shows before anything switches. */
+function outputRulesLines(config: Config): string[] {
+  if (config.interlocks.length === 0 && config.covers.length === 0) return [];
+  const lines = ['Outputs:'];
+  for (const group of config.interlocks) {
+    lines.push(`  interlock ${group.outputs.join(' / ')}: never on together, ${group.dwellMs} ms between${group.switchOver ? ', a write switches the other off first' : ''}`);
+  }
+  for (const cover of config.covers) {
+    const tilt = cover.tiltS === undefined ? '' : `, tilt ${cover.tiltS} s`;
+    lines.push(`  cover ${cover.name}: up ${cover.up}, down ${cover.down}, travel ${cover.travelUpS} s up / ${cover.travelDownS} s down${tilt}`);
+  }
+  return lines;
 }
 
 function busLocation(bus: BusConfig): string {

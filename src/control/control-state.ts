@@ -39,6 +39,11 @@ export class ControlState {
     this.saver = new CoalescingSaver(`output state to ${path}`, (value) => writeJsonState(path, value), SAVE_DELAY_MS, log);
   }
 
+  /** When the running pulse of `output` was noted to end (Date.now()), if one is. */
+  pulseOf(output: string): number | undefined {
+    return this.current.pulses[output];
+  }
+
   setPulse(output: string, until: number | undefined): void {
     if (this.current.pulses[output] === until) return;
     if (until === undefined) delete this.current.pulses[output];
@@ -52,9 +57,18 @@ export class ControlState {
   }
 
   /**
-   * Written now, before an output goes on: after a crash the restart must find
-   * it. A file that cannot be written is logged and the output still switched
-   * (the timer in memory still ends it); only the restart loses the note.
+   * Written now, before a pulse's output goes on: after a crash the restart
+   * must find it, or the output would stay on. Rejects with the reason when
+   * the file could not be written (logged too).
+   */
+  saveOrThrow(): Promise<void> {
+    return this.saver.flushOrThrow();
+  }
+
+  /**
+   * Written now, before a cover starts: after a crash the restart must find
+   * it. A file that cannot be written is logged and the cover still moves
+   * (its travel timer in memory still stops it); only the restart loses the note.
    */
   async saveNow(): Promise<void> {
     try {

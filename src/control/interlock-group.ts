@@ -47,6 +47,11 @@ export class InterlockGroup {
     this.observe(output);
   }
 
+  /** Whether the member's last write failed, so the board may or may not have switched it. */
+  isInDoubt(output: Output): boolean {
+    return this.inDoubt.has(output);
+  }
+
   /**
    * Call under the lock, before switching `target` on: every other member
    * must be off (switched off here when the group says switch_over), and the
@@ -56,20 +61,40 @@ export class InterlockGroup {
     for (const other of this.outputs) {
       if (other === target) continue;
       if (this.inDoubt.has(other)) await this.readBack(other, target);
-      const state = stateOf(other);
-      if (state === 'unknown') {
-        const why = other.unavailable() ?? 'not read yet';
-        throw new RequestError(409, 'InterlockError', `${label(target)} stays off: the state of ${label(other)}, interlocked with it (${this.name}), is unknown (${why})`);
-      }
-      if (state === 'off') continue;
-      if (!this.switchOver) {
-        throw new RequestError(409, 'InterlockError', `${label(target)} stays off: ${label(other)} is on and interlocked with it (${this.name}); switch ${label(other)} off first`);
-      }
+      if (!this.mustSwitchOff(target, other)) continue;
       await switchOff(other);
       this.writeConfirmed(other);
     }
     // A timer may fire a fraction of a millisecond early: wait until the dwell has truly passed.
     for (let wait = this.dwellLeft(target); wait > 0; wait = this.dwellLeft(target)) await sleep(Math.ceil(wait));
+  }
+
+  /**
+   * Call under the lock: whether `target` may go on once the members in
+   * `leaving` are off, without switching anything (a write that moves several
+   * outputs decides on all of them before it writes any). Throws the 409 that
+   * clearFor would.
+   */
+  async check(target: Output, leaving: ReadonlySet<Output>): Promise<void> {
+    for (const other of this.outputs) {
+      if (other === target || leaving.has(other)) continue;
+      if (this.inDoubt.has(other)) await this.readBack(other, target);
+      this.mustSwitchOff(target, other);
+    }
+  }
+
+  /** Whether `other` is on and the group switches it over; refuses (409) when it is unknown or on without switch_over. */
+  private mustSwitchOff(target: Output, other: Output): boolean {
+    const state = stateOf(other);
+    if (state === 'unknown') {
+      const why = other.unavailable() ?? 'not read yet';
+      throw new RequestError(409, 'InterlockError', `${label(target)} stays off: the state of ${label(other)}, interlocked with it (${this.name}), is unknown (${why})`);
+    }
+    if (state === 'off') return false;
+    if (!this.switchOver) {
+      throw new RequestError(409, 'InterlockError', `${label(target)} stays off: ${label(other)} is on and interlocked with it (${this.name}); switch ${label(other)} off first`);
+    }
+    return true;
   }
 
   /** Ms until `target` may go on; the dwell counts from the last other member going off. */

@@ -1,8 +1,10 @@
 import type { CoverConfig, InterlockConfig } from '../config/types.js';
 import type { Device } from '../devices/device.js';
+import { DigitalOutput } from '../devices/digital/do.js';
 import { ValidationError, binary, decimal, integer } from '../devices/fields.js';
 import { RequestError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { outputMovesOf, type OutputMove, type OutputMoves } from '../devices/output-moves.js';
 import { currentRequestContext, withRequestContext } from '../modbus/request-context.js';
 import type { ChangeFeed } from '../registry/feed.js';
 import type { Registry } from '../registry/registry.js';
@@ -42,12 +44,16 @@ export class OutputControl implements WriteControl {
   private readonly groupsOf = new Map<Output, InterlockGroup[]>();
   private readonly coverOf = new Map<Output, Cover>();
   private readonly outputLocks = new Map<Output, AsyncLock>();
+  /** Order in which output locks are taken when one write holds several (a raw register moving outputs). */
+  private readonly lockOrder = new Map<Output, number>();
   readonly covers: Cover[] = [];
   private readonly state: ControlState;
   private readonly pulses: PulseTimers;
   private readonly offs: FailSafeOffs;
   /** False until start(): before it, reads only record states (the first scan is still coming in). */
   private active = false;
+  /** Offs a reload could not land before it stopped their bus, by output reference, for the device built in its place. */
+  private readonly handedOver = new Map<string, string>();
   /** Groups already reported with two members on, so an incident is logged once. */
   private readonly violated = new Set<InterlockGroup>();
 
@@ -107,7 +113,9 @@ export class OutputControl implements WriteControl {
     const hasPulse = Object.hasOwn(params, 'pulse_ms');
     if (!isOutput(device)) {
       if (hasPulse) throw new ValidationError(`'pulse_ms' cannot be written here: pulses are for do, ro and led outputs`);
-      return PASS_THROUGH(params);
+      // A raw register or a DirectSwitch input: the outputs it would move are decided here like any output write.
+      const moves = outputMovesOf(device, params);
+      return moves ? this.admitMoves(device, params, moves) : PASS_THROUGH(params);
     }
     const groups = this.groupsOf.get(device);
     const cover = this.coverOf.get(device);
@@ -124,56 +132,134 @@ export class OutputControl implements WriteControl {
     }
     const switches = rest['value'] !== undefined || rest['pwm_duty'] !== undefined;
     const turnsOn = (rest['value'] !== undefined && binary(rest['value'], 'value') === 1) || (rest['pwm_duty'] !== undefined && decimal(0, 100)(rest['pwm_duty'], 'pwm_duty') > 0);
-    if (cover && (turnsOn || pulseMs !== undefined)) {
-      throw new RequestError(409, 'InterlockError', `${label(device)} drives cover ${cover.circuit}: command the cover (POST /rest/cover/${cover.circuit} command=open|close|stop), or write 0 to stop it`);
-    }
+    if (cover && (turnsOn || pulseMs !== undefined)) throw this.coverRefusal(device, cover);
     if (groups && rest['timeout'] !== undefined && !turnsOn) {
       // EVOK's timeout would switch it on later, past the interlock check.
       throw new RequestError(409, 'InterlockError', `${label(device)} is interlocked: value=0 with a timeout would switch it on later unchecked; write value=1 when it should go on`);
     }
     if (!switches) return PASS_THROUGH(rest);
-    return {
-      params: rest,
-      run: (action) =>
-        this.underLocks(device, async () => {
-          if (turnsOn) await this.clearGroupsFor(device);
-          if (pulseMs !== undefined) await this.pulses.noteBefore(device, pulseMs);
-          let switchedAtTime: number | undefined;
-          cover?.outsideWrite(device, true);
-          try {
-            // The client's context (its signal, its deadline), plus the moment the board answered the write.
-            await withRequestContext({ ...currentRequestContext(), onAnswered: (sent, answered) => (switchedAtTime = switchedAt(sent, answered)) }, action);
-          } catch (error) {
-            for (const group of groups ?? []) group.writeFailed(device);
-            if (pulseMs !== undefined) this.pulses.forget(device);
-            throw error;
-          } finally {
-            // Decoded and published while the locks are held: the next write's interlock check reads this state.
-            if (device.settle()) this.feed.publish([device]);
-            cover?.outsideWrite(device, false);
-          }
-          for (const group of groups ?? []) group.writeConfirmed(device);
-          // A client switching a cover's output off stops the cover, timed from when the board switched.
-          if (cover && stateOf(device) === 'off') cover.stoppedOutside(device, switchedAtTime ?? performance.now());
-          // A later write to the output cancels the pending off of a pulse or a fail-safe retry.
-          this.offs.cancel(device);
-          if (pulseMs !== undefined) this.pulses.arm(device, pulseMs);
-          else this.pulses.cancel(device);
-        }),
-    };
+    return { params: rest, run: (action) => this.underLocks([device], () => this.carryOut(device, action, turnsOn, pulseMs)) };
+  }
+
+  private coverRefusal(output: Output, cover: Cover): RequestError {
+    return new RequestError(409, 'InterlockError', `${label(output)} drives cover ${cover.circuit}: command the cover (POST /rest/cover/${cover.circuit} command=open|close|stop), or write 0 to stop it`);
+  }
+
+  /** Outputs the layer must take a write of over: in a group (a cover's included), or with a pulse or a fail-safe off pending. */
+  private takesOver(output: Output): boolean {
+    return this.groupsOf.has(output) || this.pulses.has(output) || this.offs.has(output);
   }
 
   /**
-   * Runs `operation` holding the locks of every group of `output` (always
-   * taken in the same order), then the output's own, so a pulse's end and a
-   * client's write to an output in no group are ordered too.
+   * A raw write that moves outputs it does not name (a register mirroring
+   * relays, a DO's duty register, a DirectSwitch setting). Handing a guarded
+   * output to a DirectSwitch input is refused. A write that moves guarded
+   * outputs is decided as a whole before anything is written: refused (409)
+   * if one move breaks a rule, else carried out as output writes, offs first,
+   * each with the checks, dwell and bookkeeping of a client's output write.
+   * Writes that move no guarded output stay raw, as in EVOK. `device` is
+   * the one written (named in messages); a front end taking raw Modbus
+   * writes passes registerWriteMoves' or coilWriteMoves' result and its raw
+   * write to `run`.
    */
-  private underLocks<T>(output: Output, operation: () => Promise<T>): Promise<T> {
-    const groups = this.groupsOf.get(output) ?? [];
+  admitMoves(device: Device, params: Readonly<Record<string, unknown>>, { moves, handovers }: OutputMoves): AdmittedWrite {
+    for (const { input, output } of handovers) {
+      const rule = this.ruleOf(output);
+      if (rule === undefined) continue;
+      const via = device === input ? '' : `${label(device)}: `;
+      throw new RequestError(409, 'InterlockError', `${via}${label(input)} stays out of DirectSwitch mode: the board would switch ${label(output)} by itself, past iogate's rules (${rule}); switch ${label(output)} through iogate`);
+    }
+    const steps = moves.filter((move): move is OutputMove & { output: Output } => isOutput(move.output));
+    if (!steps.some(({ output }) => this.takesOver(output))) return PASS_THROUGH(params);
+
+    const writes: Array<OutputMove & { output: Output }> = [];
+    for (const step of steps) {
+      const groups = this.groupsOf.get(step.output);
+      // A guarded output the write leaves on is not switched again (a moving cover's motor keeps running).
+      const leftOn = step.kind === 'value' && step.on && groups !== undefined && stateOf(step.output) === 'on' && !groups.some((group) => group.isInDoubt(step.output));
+      const cover = this.coverOf.get(step.output);
+      if (cover && step.on && !leftOn) throw this.coverRefusal(step.output, cover);
+      if (!leftOn) writes.push(step);
+    }
+    for (const group of this.groups) {
+      const on = steps.filter((step) => step.on && group.outputs.includes(step.output));
+      if (on.length > 1) {
+        throw new RequestError(409, 'InterlockError', `${label(device)}: ${on.map((step) => label(step.output)).join(' and ')} stay off: the write would have them on together, and they are interlocked (${group.name})`);
+      }
+    }
+    return {
+      params,
+      // The raw write is not sent: its moves are, one by one.
+      run: () =>
+        this.underLocks(
+          writes.map(({ output }) => output),
+          async () => {
+            const leaving = new Set(writes.filter((step) => !step.on).map(({ output }) => output));
+            const ons = writes.filter((step) => step.on);
+            for (const { output } of ons) for (const group of this.groupsOf.get(output) ?? []) await group.check(output, leaving);
+            for (const step of writes) if (!step.on) await this.carryOut(step.output, step.write, false, undefined);
+            for (const step of ons) await this.carryOut(step.output, step.write, true, undefined);
+          },
+        ),
+    };
+  }
+
+  /** The rule that guards `output` (`it drives cover x`, `interlocks[0]`), for messages; undefined for an output in no group. */
+  private ruleOf(output: Device): string | undefined {
+    if (!isOutput(output)) return undefined;
+    const cover = this.coverOf.get(output);
+    return cover ? `it drives cover ${cover.circuit}` : this.groupsOf.get(output)?.map((group) => group.name).join(', ');
+  }
+
+  /** One output's write under its locks: the interlock check, the write, and what follows from it. */
+  private async carryOut(device: Output, action: () => Promise<void>, turnsOn: boolean, pulseMs: number | undefined): Promise<void> {
+    const groups = this.groupsOf.get(device);
+    const cover = this.coverOf.get(device);
+    if (turnsOn) await this.clearGroupsFor(device);
+    if (pulseMs !== undefined) await this.pulses.noteBefore(device, pulseMs);
+    let switchedAtTime: number | undefined;
+    cover?.outsideWrite(device, true);
+    try {
+      // The client's context (its signal, its deadline), plus the moment the board answered the write.
+      await withRequestContext({ ...currentRequestContext(), onAnswered: (sent, answered) => (switchedAtTime = switchedAt(sent, answered)) }, action);
+    } catch (error) {
+      for (const group of groups ?? []) group.writeFailed(device);
+      if (pulseMs !== undefined) this.pulses.forget(device);
+      throw error;
+    } finally {
+      // Decoded and published while the locks are held: the next write's interlock check reads this state.
+      if (device.settle()) this.feed.publish([device]);
+      cover?.outsideWrite(device, false);
+    }
+    for (const group of groups ?? []) group.writeConfirmed(device);
+    // A client switching a cover's output off stops the cover, timed from when the board switched.
+    if (cover && stateOf(device) === 'off') cover.stoppedOutside(device, switchedAtTime ?? performance.now());
+    // A later write to the output cancels the pending off of a pulse or a fail-safe retry.
+    this.offs.cancel(device);
+    if (pulseMs !== undefined) this.pulses.arm(device, pulseMs);
+    else this.pulses.cancel(device);
+  }
+
+  /**
+   * Runs `operation` holding the locks of every group of `outputs` (always
+   * taken in the same order), then the outputs' own, so a pulse's end and a
+   * client's write to an output in no group are ordered too. Every caller
+   * takes group locks before output locks, each kind in one fixed order, so
+   * two writes holding several locks cannot wait for each other.
+   */
+  private underLocks<T>(outputs: readonly Output[], operation: () => Promise<T>): Promise<T> {
+    const groups = new Set(outputs.flatMap((output) => this.groupsOf.get(output) ?? []));
     const sorted = [...groups].sort((a, b) => this.groups.indexOf(a) - this.groups.indexOf(b));
-    let own = this.outputLocks.get(output);
-    if (!own) this.outputLocks.set(output, (own = new AsyncLock()));
-    const locks = [...sorted.map((group) => group.lock), own];
+    const owns = [...new Set(outputs)].map((output) => {
+      let own = this.outputLocks.get(output);
+      if (!own) {
+        this.outputLocks.set(output, (own = new AsyncLock()));
+        this.lockOrder.set(output, this.lockOrder.size);
+      }
+      return { own, order: this.lockOrder.get(output)! };
+    });
+    owns.sort((a, b) => a.order - b.order);
+    const locks = [...sorted.map((group) => group.lock), ...owns.map(({ own }) => own)];
     return locks.reduceRight<() => Promise<T>>((inner, lock) => () => lock.run(inner), operation)();
   }
 
@@ -187,7 +273,7 @@ export class OutputControl implements WriteControl {
    * locks, when the board switched (switchedAt).
    */
   private switchUnderLocks(output: Output, on: boolean, stillWanted: () => boolean = () => true, switched?: (at: number) => void): Promise<void> {
-    return this.underLocks(output, async () => {
+    return this.underLocks([output], async () => {
       if (!stillWanted()) return;
       if (on) await this.clearGroupsFor(output);
       try {
@@ -293,7 +379,25 @@ export class OutputControl implements WriteControl {
       }
     }
     for (const group of this.groups) this.checkViolation(group, 'at start-up');
+    this.warnDirectSwitch();
     this.active = true;
+  }
+
+  /**
+   * An input found in DirectSwitch mode (set before iogate ran, or by another
+   * master, and kept in the board's NV memory) switches its output on the
+   * board itself. iogate leaves the setting alone (nothing changes by itself)
+   * but says so when that output is guarded.
+   */
+  private warnDirectSwitch(): void {
+    for (const input of this.registry.list('di')) {
+      if (input.full()['mode'] !== 'DirectSwitch') continue;
+      for (const { output } of outputMovesOf(input, { mode: 'DirectSwitch' })?.handovers ?? []) {
+        const rule = this.ruleOf(output);
+        if (rule === undefined) continue;
+        this.log.warn(`${label(input)} is in DirectSwitch mode: the board switches ${label(output)} by itself, past iogate's rules (${rule}); set ${label(input)} mode=Simple`);
+      }
+    }
   }
 
   /** On shutdown: running pulses end and moving covers stop now (fail safe), and the state is saved. */
@@ -309,6 +413,50 @@ export class OutputControl implements WriteControl {
     ]);
     this.offs.stop();
     await this.state.flush();
+  }
+
+  /**
+   * A reload is about to stop the bus of these devices and build new ones in
+   * their place. Their pulses, EVOK timeouts that were to switch them off and
+   * pending fail-safe offs end now, while the old line still runs: kept on
+   * the old objects, their timers wrote to the stopped bus for ever and the
+   * output stayed on. A timeout that was to switch an output on is dropped
+   * (nothing switches on by itself). An off that does not land is handed to
+   * the output rebuilt under the same name (adopt).
+   */
+  async release(devices: readonly Device[]): Promise<void> {
+    await Promise.all(devices.filter(isOutput).map((output) => this.releaseOne(output)));
+  }
+
+  private async releaseOne(output: Output): Promise<void> {
+    const ref = reference(output);
+    const pulsed = this.pulses.drop(output);
+    const timedOff = output instanceof DigitalOutput && output.dropTimedRevert() === 0;
+    const retrying = this.offs.has(output);
+    this.offs.cancel(output);
+    if (pulsed || timedOff || retrying) {
+      const why = `${label(output)}: ${pulsed ? 'its pulse' : timedOff ? 'its timeout' : 'its pending off'} ended early, its bus is rebuilt by a reload (fail safe)`;
+      this.log.info(why);
+      try {
+        await this.switchUnderLocks(output, false);
+        this.state.setPulse(ref, undefined);
+      } catch {
+        this.handedOver.set(ref, why);
+      }
+    }
+    this.outputLocks.delete(output);
+  }
+
+  /** Devices a reload built: offs that release() could not land go on with them, until they land. */
+  adopt(devices: readonly Device[]): void {
+    for (const output of devices.filter(isOutput)) {
+      const ref = reference(output);
+      const why = this.handedOver.get(ref);
+      if (why === undefined) continue;
+      this.handedOver.delete(ref);
+      // A pulse's note stays in the state file until the off has landed, so a crash meanwhile still finds it.
+      this.offs.request(output, why, () => this.state.setPulse(ref, undefined));
+    }
   }
 
   private findOutput(ref: string): Output | undefined {

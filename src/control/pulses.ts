@@ -1,10 +1,13 @@
+import { RequestError } from '../errors.js';
 import type { ControlState } from './control-state.js';
 import { reference, type Output } from './output.js';
 
 // Timed pulses (`value=1&pulse_ms=N`): the daemon switches the output off
 // after N ms, whatever happens to the client. The pulse is noted in the state
 // file before the output goes on and forgotten once the off has landed, so a
-// restart in between finds it and switches the output off (fail safe).
+// restart in between finds it and switches the output off (fail safe). A
+// pulse that cannot be noted (state directory read-only or full) is refused
+// before the output goes on: after a crash nothing would switch it off.
 
 export class PulseTimers {
   private readonly timers = new Map<Output, NodeJS.Timeout>();
@@ -23,10 +26,18 @@ export class PulseTimers {
     return [...this.timers.keys()];
   }
 
-  /** Before the output goes on: the restart after a crash must know. */
+  /** Before the output goes on: the restart after a crash must know. Throws (507) when the note cannot be written. */
   async noteBefore(output: Output, ms: number): Promise<void> {
-    this.state.setPulse(reference(output), Date.now() + ms);
-    await this.state.saveNow();
+    const ref = reference(output);
+    const before = this.state.pulseOf(ref);
+    this.state.setPulse(ref, Date.now() + ms);
+    try {
+      await this.state.saveOrThrow();
+    } catch (error) {
+      // The output is not switched, so the note goes (a running pulse keeps its own).
+      this.state.setPulse(ref, before);
+      throw new RequestError(507, 'OSError', `pulse refused, ${ref} not switched: the pulse could not be noted in the state directory, so a restart after a crash could not switch it off (${(error as Error).message})`);
+    }
   }
 
   /** The write that was to start the pulse failed. */
@@ -50,6 +61,18 @@ export class PulseTimers {
       });
     };
     this.timers.set(output, setTimeout(fire, ms));
+  }
+
+  /**
+   * The output's device is taken out (a reload rebuilds its bus): its timer
+   * goes, the note stays until the caller's off has landed. True if a pulse was running.
+   */
+  drop(output: Output): boolean {
+    const timer = this.timers.get(output);
+    if (timer === undefined) return false;
+    clearTimeout(timer);
+    this.timers.delete(output);
+    return true;
   }
 
   /** A later write to the output: no off is pending any more. */

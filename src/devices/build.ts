@@ -33,7 +33,9 @@ export function circuitName(deviceName: string, number: number): string {
 export function buildDevices(slave: SlaveUnit, context: BuildContext): Device[] {
   const devices: Device[] = [];
   for (const feature of slave.model.features) {
-    for (const { device, registers } of buildFeature(slave, feature, context)) {
+    const built = buildFeature(slave, feature, context);
+    slave.channels.set(feature, built.map(({ device }) => device));
+    for (const { device, registers } of built) {
       slave.attach(device, registers);
       devices.push(device);
     }

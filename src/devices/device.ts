@@ -49,7 +49,7 @@ export abstract class Device<P extends object = object> {
   changeIsEvent = true;
   private state: DeviceState | undefined;
   private text: string | undefined;
-  /** Date.now() of the last write the hardware confirmed; 0 before any. */
+  /** performance.now() of the last write the hardware confirmed; 0 before any. */
   protected writeConfirmedAt = 0;
 
   protected abstract readonly writeSpec: FieldSpec<P>;
@@ -119,7 +119,7 @@ export abstract class Device<P extends object = object> {
     this.checkWrite(params);
     return async () => {
       await this.apply(params);
-      this.writeConfirmedAt = Date.now();
+      this.writeConfirmedAt = performance.now();
     };
   }
 
@@ -138,19 +138,20 @@ export abstract class Device<P extends object = object> {
   }
 
   /** The meta view's fields: `quality`, `ts`, `age_s`, then the device's own extras. */
-  metaState(now = Date.now()): DeviceState {
+  /** `now`: performance.now() (point-meta.ts: ages run on the monotonic clock). */
+  metaState(now = performance.now()): DeviceState {
     const extra = this.extraMeta();
     const meta = metaFields(this.pointMeta(now), now);
     return extra ? { ...meta, ...extra } : meta;
   }
 
   /** `full()` with the meta fields appended, for clients that asked for them. */
-  metaFull(now = Date.now()): DeviceState {
+  metaFull(now = performance.now()): DeviceState {
     return { ...this.full(), ...this.metaState(now) };
   }
 
   /** json() with the meta fields appended; made per call, as the age moves by itself. */
-  metaJson(now = Date.now()): string {
+  metaJson(now = performance.now()): string {
     const json = this.json();
     return `${json.slice(0, -1)},${JSON.stringify(this.metaState(now)).slice(1)}`;
   }

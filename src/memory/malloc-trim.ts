@@ -13,7 +13,7 @@ export function mallocTrimPath(bundleDir: string, platform: string = process.pla
 }
 
 export type MallocTrimLoad =
-  | { readonly trim: () => boolean }
+  | { readonly trim: () => boolean; readonly setTrimThreshold: () => boolean }
   | { readonly absent: string }
   | { readonly failed: string };
 
@@ -22,14 +22,15 @@ export function loadMallocTrim(bundleDir: string | undefined): MallocTrimLoad {
   if (bundleDir === undefined) return { absent: 'not running from a bundle' };
   const file = mallocTrimPath(bundleDir);
   if (!existsSync(file)) return { absent: `${file} not built` };
-  const addon: { exports: { mallocTrim?: unknown } } = { exports: {} };
+  const addon: { exports: { mallocTrim?: unknown; setTrimThreshold?: unknown } } = { exports: {} };
   try {
     process.dlopen(addon, file);
   } catch (error) {
     // Built for another architecture or C library (musl has no malloc_trim).
     return { failed: `${file}: ${(error as Error).message}` };
   }
-  const { mallocTrim } = addon.exports;
+  const { mallocTrim, setTrimThreshold } = addon.exports;
   if (typeof mallocTrim !== 'function') return { failed: `${file}: exports no mallocTrim()` };
-  return { trim: () => (mallocTrim as () => boolean)() === true };
+  if (typeof setTrimThreshold !== 'function') return { failed: `${file}: exports no setTrimThreshold()` };
+  return { trim: () => (mallocTrim as () => boolean)() === true, setTrimThreshold: () => (setTrimThreshold as () => boolean)() === true };
 }

@@ -172,6 +172,7 @@ export class ModbusBus {
   private readonly unitCounters = new Map<number, TransactionCounters>();
   private readonly observers = new Map<number, AttemptObserver>();
   private readonly faultObservers = new Map<number, FaultObserver>();
+  private readonly dropObservers = new Set<() => void>();
   /** Per unit, its attempt sent last, and whether its own reply came: a reply to it may still come late. */
   private readonly lastAttempts = new Map<number, { key: number; sentAt: number; answered: boolean }>();
   /** Units seen answering late, with by how much (ms after the timeout). */
@@ -211,9 +212,18 @@ export class ModbusBus {
     return this.connected;
   }
 
-  /** How long the line has been down, ms (0 while connected). */
+  /** How long the line has been down, ms (0 while connected, and once the bus is stopped). */
   downForMs(): number {
-    return this.connected ? 0 : performance.now() - this.lostAt;
+    return this.connected || this.stopped ? 0 : performance.now() - this.lostAt;
+  }
+
+  /**
+   * Told each time an open line drops. A slave must not wait for a scan to
+   * learn it: its poll may sit in the queue until the reconnect or its
+   * deadline, seconds later, while the line is known to be dead.
+   */
+  observeDrops(observer: () => void): void {
+    this.dropObservers.add(observer);
   }
 
   stats(): BusStats {
@@ -423,6 +433,7 @@ export class ModbusBus {
     }
     for (const job of this.writes.splice(0)) this.settle(job, this.lost(job, reason));
     this.scheduleReconnect(reason);
+    for (const observer of this.dropObservers) observer();
   }
 
   private scheduleReconnect(reason: string): void {

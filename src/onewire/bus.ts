@@ -298,6 +298,7 @@ export class OneWireBus {
         if (sensor.lost) this.log.info(`1-Wire bus ${this.name}: ${sensor.chip} ${sensor.address} answers again`);
         sensor.lost = false;
         sensor.time = Math.round(Date.now()) / 1000;
+        sensor.readAt = performance.now();
       }
       this.failures.delete(sensor);
       this.due.set(sensor, now + sensor.interval * 1000);

@@ -34,6 +34,8 @@ export abstract class OneWireSensor extends Device<SensorWrite> {
   lost = false;
   /** Unix time in seconds of the last good read; null before it. */
   time: number | null = null;
+  /** performance.now() of the last accepted reading (0: none), for its age: `time` is the wall clock's, for EVOK. */
+  readAt = 0;
   /** When its reading counts as stale; set by the runtime from the configuration. */
   staleRule: StaleRule = DEFAULT_STALE_RULE;
 
@@ -56,7 +58,7 @@ export abstract class OneWireSensor extends Device<SensorWrite> {
 
   /** Offline while its last read failed (or it left the bus), stale past its stale bound of `interval`. */
   override pointMeta(now: number): PointMeta {
-    const confirmedAt = this.time === null ? 0 : Math.round(this.time * 1000);
+    const confirmedAt = this.readAt;
     return { quality: qualityOf(confirmedAt, !this.lost, staleBoundMs(this.interval * 1000, this.staleRule), now), confirmedAt };
   }
 

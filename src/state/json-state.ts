@@ -31,6 +31,28 @@ export function writeJsonState(path: string, data: unknown): Promise<void> {
   return writeFileAtomic(path, `${JSON.stringify(data)}\n`);
 }
 
+/** Where writeJsonStateWithCopy keeps its second copy of a file. */
+export function copyPathOf(path: string): string {
+  return `${path}.last-good`;
+}
+
+/**
+ * For state whose loss does harm (a counter total that must never go back):
+ * the file, then a second copy beside it, each written atomically. An atomic
+ * write cannot tear, but a card or a hand can still damage a file at rest;
+ * the copy, written after the file was, is the last state known good.
+ */
+export async function writeJsonStateWithCopy(path: string, data: unknown): Promise<void> {
+  const text = `${JSON.stringify(data)}\n`;
+  await writeFileAtomic(path, text);
+  await writeFileAtomic(copyPathOf(path), text);
+}
+
+/** Both copies written by writeJsonStateWithCopy, each read as readJsonState does; the caller merges them. */
+export function readJsonStateWithCopy(path: string): { file: StateRead; copy: StateRead } {
+  return { file: readJsonState(path), copy: readJsonState(copyPathOf(path)) };
+}
+
 /** Copies a file we could not fully use next to it, so the next save does not destroy it. */
 export function keepCopy(path: string): string {
   const copy = `${path}.corrupt-${new Date().toISOString().replace(/[:.]/g, '-')}`;

@@ -10,6 +10,8 @@ export const ATTACKER_ADDRESSES = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0
 /** Credentials in the daemon's configuration (config.ts). */
 export const READ_TOKEN = 'fuzz-read-token';
 export const WRITE_TOKEN = 'fuzz-write-token';
+/** Used only by the fuzzer itself (the last reload of the storm), never by an attacker. */
+export const ADMIN_TOKEN = 'fuzz-admin-token';
 
 export type Counters = Record<string, number>;
 

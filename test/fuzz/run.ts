@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
-import { READ_TOKEN, sleep, type Counters, type Peer, type Target } from './common.js';
+import { ADMIN_TOKEN, READ_TOKEN, sleep, type Counters, type Peer, type Target } from './common.js';
 import { writeConfig } from './config.js';
 import { BUNDLE, startDaemon, type WatchedDaemon } from './daemon.js';
 import { httpAttack } from './http-attack.js';
@@ -10,6 +10,7 @@ import { mosquittoInstalled, startMosquitto, type Broker } from './mosquitto.js'
 import { mqttAttack, publishHugeCommand } from './mqtt-attack.js';
 import { hostileOwserver } from './owserver-peer.js';
 import { Random } from './random.js';
+import { reloadAttack, type ReloadStorm } from './reload-attack.js';
 import { Supervisor } from './supervisor.js';
 import { wsAttack } from './ws-attack.js';
 
@@ -24,12 +25,13 @@ import { wsAttack } from './ws-attack.js';
 // not blur the others). Every process started here is stopped by its PID,
 // also when the run fails or is interrupted.
 
-const USAGE = `npm run fuzz -- [--seconds N] [--seed S] [--daemon dist/iogate.js] [--mqtt-huge-mb M] [--no-mqtt]
+const USAGE = `npm run fuzz -- [--seconds N] [--seed S] [--daemon dist/iogate.js] [--mqtt-huge-mb M] [--no-mqtt] [--no-reload]
   --seconds N       length of the attack phase (default 60)
   --seed S          replay a run: the seed a run printed (default: a new one)
   --daemon FILE     the bundle to fuzz (default dist/iogate.js; build with npm run build)
   --mqtt-huge-mb M  size of the one huge MQTT command at the end (default 50; 0: skip that check)
   --no-mqtt         without Mosquitto (no MQTT attack, no huge command)
+  --no-reload       without the reload storm (the configuration is never rewritten)
 `;
 
 const QUIET_MS = 4000;
@@ -49,6 +51,8 @@ const SETTLED_RSS_FACTOR = 1.5;
 const SETTLED_FD_MARGIN = 24;
 /** RSS bound of the huge MQTT command against the RSS just before it (issue 27: within 1.5x quiet). */
 const MQTT_HUGE_RSS_FACTOR = 1.5;
+/** After the reload storm, how long the last reload (of a file written fresh, so it must settle first) may take. */
+const LAST_RELOAD_MS = 20_000;
 /** Large MQTT payloads in the attack mix, bytes per second of attack. */
 const MQTT_LARGE_BYTES_PER_S = 512 * 1024;
 
@@ -58,7 +62,7 @@ interface Check {
   detail: string;
 }
 
-function parse(): { seconds: number; seed: number; daemon: string; hugeMb: number; mqtt: boolean } {
+function parse(): { seconds: number; seed: number; daemon: string; hugeMb: number; mqtt: boolean; reload: boolean } {
   const { values } = parseArgs({
     options: {
       seconds: { type: 'string', default: '60' },
@@ -66,6 +70,7 @@ function parse(): { seconds: number; seed: number; daemon: string; hugeMb: numbe
       daemon: { type: 'string', default: BUNDLE },
       'mqtt-huge-mb': { type: 'string', default: '50' },
       'no-mqtt': { type: 'boolean', default: false },
+      'no-reload': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -81,7 +86,7 @@ function parse(): { seconds: number; seed: number; daemon: string; hugeMb: numbe
     process.stderr.write(USAGE);
     process.exit(2);
   }
-  return { seconds, seed, daemon: values.daemon!, hugeMb, mqtt: !values['no-mqtt'] };
+  return { seconds, seed, daemon: values.daemon!, hugeMb, mqtt: !values['no-mqtt'], reload: !values['no-reload'] };
 }
 
 function say(message: string): void {
@@ -165,7 +170,8 @@ async function main(): Promise<number> {
       broker.child.once('exit', (code, signal) => fail(`mosquitto exited with ${code ?? signal}`));
       say(`mosquitto pid ${broker.child.pid} on port ${broker.port}`);
     }
-    const { dir, file } = writeConfig({ modbus: modbusPort, owserver: owserverPort, mqtt: broker?.port });
+    const ports = { modbus: modbusPort, owserver: owserverPort, mqtt: broker?.port };
+    const { dir, file } = writeConfig(ports);
     say(`daemon config ${file}`);
     daemon = await startDaemon(options.daemon, file, dir, fail);
     children.push(daemon.child);
@@ -181,10 +187,12 @@ async function main(): Promise<number> {
     let stopped = false;
     const target: Target = { port: daemon.port, stopped: () => stopped || failure !== undefined, counts };
     attackStartedAt = performance.now();
+    const storm: ReloadStorm | undefined = options.reload ? await reloadAttack(target, root.fork('reload'), daemon.child.pid!, file, ports) : undefined;
     const attacks = [
       httpAttack(target, root.fork('http'), 12),
       wsAttack(target, root.fork('ws'), 8),
       ...(broker ? [mqttAttack(target, root.fork('mqtt'), broker.port, 2, seconds * MQTT_LARGE_BYTES_PER_S)] : []),
+      ...(storm ? [storm.done] : []),
     ].map((attack) => attack.catch((error: Error) => fail(`an attacker stopped: ${error.message}`)));
     const deadline = performance.now() + seconds * 1000;
     let peakRss = quietRss;
@@ -202,6 +210,12 @@ async function main(): Promise<number> {
     await Promise.race([Promise.all(attacks), sleep(15_000)]);
     const attackSeconds = (performance.now() - attackStartedAt) / 1000;
     const attacked = { ...supervisor.result, latencies: [...supervisor.result.latencies], failures: { ...supervisor.result.failures } };
+
+    if (storm) {
+      // The storm is over: the first configuration again, written fresh; one SIGHUP must apply it.
+      await storm.finish();
+      if (!failure) checks.push(await lastReloadApplied(daemon));
+    }
 
     if (!failure) {
       // Settle: attackers gone; the supervising client still polls.
@@ -284,9 +298,32 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
+/**
+ * After the storm: the first configuration again, written fresh, and one
+ * reload asked for over HTTP, whose answer is the outcome of a reload that
+ * read the file after it was written (a SIGHUP's outcome could not be told
+ * from that of a reload still running).
+ */
+async function lastReloadApplied(daemon: WatchedDaemon): Promise<Check> {
+  const name = 'reload storm: the last configuration applied';
+  const started = performance.now();
+  try {
+    const reply = await fetch(`http://127.0.0.1:${daemon.port}/config/reload`, {
+      method: 'POST',
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+      signal: AbortSignal.timeout(LAST_RELOAD_MS),
+    });
+    const body = await reply.text();
+    const took = ((performance.now() - started) / 1000).toFixed(1);
+    return { name, ok: reply.status === 200, detail: `${reply.status} after ${took} s${reply.status === 200 ? '' : `: ${body.slice(0, 300)}`}` };
+  } catch (error) {
+    return { name, ok: false, detail: `no answer within ${LAST_RELOAD_MS / 1000} s: ${(error as Error).message}` };
+  }
+}
+
 /** The counters worth a glance, in one line. */
 function summary(counts: Counters): string {
-  const keys = ['http.connections', 'http.requests', 'http.responses', 'ws.connections', 'ws.accepted', 'ws.refused', 'ws.frames', 'ws.reset_mid_frame', 'mqtt.publishes', 'mqtt.large_publishes', 'mqtt.acks', 'modbus.replies', 'owserver.replies'];
+  const keys = ['http.connections', 'http.requests', 'http.responses', 'ws.connections', 'ws.accepted', 'ws.refused', 'ws.frames', 'ws.reset_mid_frame', 'mqtt.publishes', 'mqtt.large_publishes', 'mqtt.acks', 'modbus.replies', 'owserver.replies', 'reload.sighups', 'reload.anonymous_refused'];
   return keys.map((key) => `${key} ${counts[key] ?? 0}`).join(', ');
 }
 

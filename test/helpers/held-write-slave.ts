@@ -4,7 +4,10 @@ import { serveRequest, type SlaveStore } from '../../src/modbus/slave.js';
 import { MbapFramer, encodeMbap } from '../../src/modbus/tcp-framer.js';
 
 // A Modbus TCP slave that answers reads at once but holds every write until
-// the test releases it, so a test can act while a write is on the wire.
+// the test releases it, so a test can act while a write is on the wire. Or,
+// made with `hold: false`, one that answers every write at once except those
+// it was told to swallow: carried out, but their reply never sent (the master
+// times out on a write the board did apply).
 
 const WRITE_CODES = new Set([5, 6, 15, 16]);
 
@@ -35,12 +38,14 @@ export interface HeldWriteSlave {
   writeArrived: Promise<void>;
   /** Applies and answers the held writes, and every later one at once. */
   release(): void;
+  /** The next write is carried out and its reply dropped. */
+  swallowNextWrite(): void;
   close(): Promise<void>;
 }
 
-export async function startHeldWriteSlave(): Promise<HeldWriteSlave> {
-  const store = new FlatStore();
-  let released = false;
+export async function startHeldWriteSlave({ store = new FlatStore(), hold = true }: { store?: SlaveStore; hold?: boolean } = {}): Promise<HeldWriteSlave> {
+  let released = !hold;
+  let swallow = 0;
   const held: Array<() => void> = [];
   let arrived!: () => void;
   const writeArrived = new Promise<void>((resolve) => (arrived = resolve));
@@ -49,7 +54,13 @@ export async function startHeldWriteSlave(): Promise<HeldWriteSlave> {
     socket.on('error', () => undefined);
     const framer = new MbapFramer((transactionId, unit, pdu) => {
       const answer = () => socket.write(encodeMbap(transactionId, unit, serveRequest(store, pdu)));
-      if (released || !WRITE_CODES.has(pdu[0]!)) return answer();
+      if (!WRITE_CODES.has(pdu[0]!)) return answer();
+      if (swallow > 0) {
+        swallow--;
+        serveRequest(store, pdu);
+        return;
+      }
+      if (released) return answer();
       held.push(answer);
       arrived();
     });
@@ -62,6 +73,9 @@ export async function startHeldWriteSlave(): Promise<HeldWriteSlave> {
     release() {
       released = true;
       for (const answer of held.splice(0)) answer();
+    },
+    swallowNextWrite() {
+      swallow++;
     },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };

@@ -14,6 +14,8 @@ export interface BrokerOptions {
   credentials?: { username: string; password: string };
   /** Serve MQTT over TLS with this PEM key and certificate. */
   tls?: { key: Buffer; cert: Buffer };
+  /** Answer each CONNECT this much later: a client torn down meanwhile gets its CONNACK late. */
+  connackDelayMs?: number;
 }
 
 export class TestBroker {
@@ -38,12 +40,13 @@ export class TestBroker {
 
   /** Listen again (on the same port after a stop). */
   async listen(): Promise<void> {
-    const { credentials, tls } = this.options;
+    const { credentials, tls, connackDelayMs = 0 } = this.options;
     const broker = Aedes.createBroker({
       authenticate: (_client, username, password, done) => {
         this.logins.push(username);
         const accepted = !credentials || (username === credentials.username && password?.toString() === credentials.password);
-        done(null, accepted);
+        if (connackDelayMs > 0) setTimeout(() => done(null, accepted), connackDelayMs);
+        else done(null, accepted);
       },
     });
     const serve = (socket: Socket) => {

@@ -134,7 +134,7 @@ test('a slave the simulator silences gets DDEATH, and a fresh DBIRTH when it ans
   assert.deepEqual(host.seqGaps(NODE, from), []);
 });
 
-test('bdSeq pairs NDEATH with NBIRTH across SIGKILL (the Will) and SIGTERM (NDEATH before the stop) restarts', async () => {
+test('bdSeq pairs NDEATH with NBIRTH across SIGKILL (the Will) and SIGTERM (over MQTT 5 the Will again, asked for by the DISCONNECT) restarts', async () => {
   for (const signal of ['SIGKILL', 'SIGTERM'] as const) {
     const birth = host.of(NODE, 'NBIRTH').at(-1)!;
     const from = host.messages.length;
@@ -143,10 +143,21 @@ test('bdSeq pairs NDEATH with NBIRTH across SIGKILL (the Will) and SIGTERM (NDEA
     assert.equal(bdSeqOf(death), bdSeqOf(birth), `${signal}: NDEATH carries the bdSeq of the birth it ends`);
     assert.equal(death.qos, 1, `${signal}: NDEATH at QoS 1`);
     assert.equal(death.retain, false);
+    // The Will's payload was made when the node connected, before its NBIRTH: a clean stop over MQTT 5
+    // publishes no NDEATH of its own but ends with DISCONNECT 0x04, and the broker delivers the Will.
+    assert.ok(death.timestamp! <= birth.timestamp!, `${signal}: the NDEATH is the Will the broker published (timestamp ${death.timestamp} <= NBIRTH's ${birth.timestamp})`);
     const next = await host.waitFor(ours('NBIRTH', undefined, from), 15_000, `NBIRTH after ${signal}`);
     assert.equal(bdSeqOf(next), ((bdSeqOf(birth) as number) + 1) % 256, `${signal}: the restarted node takes the next bdSeq`);
     assert.ok(next.index > death.index);
+    assert.equal(host.messages.filter(ours('NDEATH', undefined, from)).length, 1, `${signal}: one NDEATH`);
   }
+});
+
+test('every metric of every NBIRTH, DBIRTH, NDATA and DDATA a subscriber saw carries a timestamp', () => {
+  const carriers = host.messages.filter((m) => m.edgeNode === NODE && ['NBIRTH', 'DBIRTH', 'NDATA', 'DDATA'].includes(m.type));
+  for (const type of ['NBIRTH', 'DBIRTH', 'DDATA']) assert.ok(carriers.some((m) => m.type === type), `some ${type} seen`);
+  const untimed = carriers.flatMap((m) => m.metrics.filter((x) => typeof x.timestamp !== 'number' || x.timestamp <= 0).map((x) => `${m.type} ${x.name ?? x.alias}`));
+  assert.deepEqual(untimed, []);
 });
 
 test('walks to the second broker when the first is killed, and births there', async () => {

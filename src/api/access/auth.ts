@@ -82,6 +82,18 @@ export function createAuthorizer(config: AuthConfig, originAllowed: (origin: str
   };
 }
 
+/**
+ * Checked again once a request's body has arrived, just before it is acted
+ * on: its head was authorized when it came, but a reload may have revoked or
+ * changed its token while the body was on its way (a slow client can take
+ * the whole request timeout). `guards` is the live holder of the
+ * authorizer, which a reload replaces, never a copy taken with the head.
+ */
+export function authorizeAgain(guards: { readonly auth?: Authorizer }, req: IncomingMessage, need: Scope): void {
+  const refused = guards.auth?.authorize(req, need);
+  if (refused) throw refused;
+}
+
 /** For interfaces that learn what they need only after reading the request (bulk items, RPC methods, WebSocket commands). */
 export function checkScope(grant: Grant, need: Scope): RequestError | undefined {
   if (grant.scope === 'none') return grant.error;

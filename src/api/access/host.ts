@@ -26,13 +26,13 @@ export function createHostCheck(allowedHosts: readonly string[]): HostCheck {
   const machine = hostname().toLowerCase();
   const names = new Set(['localhost', machine, `${machine}.local`, ...configured]);
   let addresses = interfaceAddresses();
-  let scannedAt = Date.now();
+  let scannedAt = performance.now();
 
   const known = (name: string): boolean => {
     if (names.has(name) || name.endsWith('.localhost')) return true;
     if (isIP(name) === 0) return false;
     if (isLoopbackAddress(name) || addresses.has(name)) return true;
-    const now = Date.now();
+    const now = performance.now();
     if (now - scannedAt < INTERFACE_RESCAN_MS) return false;
     addresses = interfaceAddresses();
     scannedAt = now;

@@ -108,7 +108,7 @@ export function markUpgraded(socket: Duplex): Duplex {
  */
 interface Place {
   readonly socket: Socket;
-  /** When the connection entered its current stage (Date.now()). */
+  /** When the connection entered its current stage (performance.now(): a wall clock step must not age it). */
   since: number;
   list: StageList | undefined;
   prev: Place | undefined;
@@ -203,7 +203,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
   const setStage = (socket: Socket, stage: Stage, answered = false): void => {
     const entry = entries.get(socket);
     if (!entry) return;
-    const now = Date.now();
+    const now = performance.now();
     const idle = (entry.stage === 'head' && entry.answered ? -1 : 0) + (stage === 'head' && answered ? 1 : 0);
     if (answered) entry.answered = true;
     for (let i = 0; i < entry.scopes.length; i++) {
@@ -240,7 +240,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
 
   /** Lets the oldest evictable connection of `scope` go; false when it has none. */
   const evictFrom = (scope: Scope): boolean => {
-    const victim = scope.oldestEvictable(Date.now());
+    const victim = scope.oldestEvictable(performance.now());
     if (!victim) return false;
     evict(victim);
     return true;
@@ -248,7 +248,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
 
   /** Lets the oldest junk connection of `scope` go; false when it has none. */
   const evictJunkFrom = (scope: Scope): boolean => {
-    const victim = scope.oldestJunk(Date.now());
+    const victim = scope.oldestJunk(performance.now());
     if (!victim) return false;
     evict(victim);
     return true;
@@ -264,7 +264,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
     budget.at = now;
   };
   const takeToken = (address: string): boolean => {
-    const now = Date.now();
+    const now = performance.now();
     if (budgets.size >= 1024 && now - prunedAt >= 1000) {
       // Many addresses: forget those whose budget is whole again (at most once a second, so a crowd costs little).
       prunedAt = now;
@@ -334,7 +334,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
     const places = scopes.map((): Place => ({ socket, since: 0, list: undefined, prev: undefined, next: undefined }));
     const entry: Entry = { address, pool, stage: 'head', answered: false, scopes, places };
     entries.set(socket, entry);
-    const now = Date.now();
+    const now = performance.now();
     for (let i = 0; i < scopes.length; i++) {
       scopes[i]!.open++;
       scopes[i]!.head.append(places[i]!, now);

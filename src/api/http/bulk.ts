@@ -8,6 +8,7 @@ import { writeDevice } from '../../registry/write.js';
 import { clientGone } from './client-gone.js';
 import { parseJsonObject, readBody } from './body.js';
 import type { DeviceRouteContext } from './device-routes.js';
+import { authorizeAgain } from '../access/auth.js';
 import type { ApiGuards } from '../access/guards.js';
 import { sendError, sendJson, servePost } from './respond.js';
 import { isFieldObject } from '../set-arguments.js';
@@ -33,24 +34,27 @@ interface ErrorEnvelope {
 }
 
 /** Bulk requests mix reads and writes, so they check the caller's scope once the body says which. */
-type BulkContext = DeviceRouteContext & Pick<ApiGuards, 'auth'>;
+/** `guards`: the live holder of the authorizer (a reload replaces it), read when the body is in. */
+type BulkContext = DeviceRouteContext & { guards: Pick<ApiGuards, 'auth'> };
 
-export function handleBulk(ctx: BulkContext, req: IncomingMessage, res: ServerResponse): void {
+export function handleBulk(ctx: DeviceRouteContext & Pick<ApiGuards, 'auth'>, req: IncomingMessage, res: ServerResponse): void {
   // Only what serving needs, not a copy of the whole server context: a
   // request lives until its writes are confirmed, and a copy of every field
   // per request, outliving young-generation collections, was most of what a
   // stream of these requests left in the old generation (bench: heap sampling).
-  servePost(req, res, () => serve({ registry: ctx.registry, feed: ctx.feed, auth: ctx.auth, signal: clientGone(res) }, req, res));
+  servePost(req, res, () => serve({ registry: ctx.registry, feed: ctx.feed, guards: ctx, signal: clientGone(res) }, req, res));
 }
 
 async function serve(ctx: BulkContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   try {
-    const sections = readSections(parseJsonObject(await readBody(req)));
+    const body = await readBody(req);
+    // The token may have been revoked by a reload while the body was on its way.
+    authorizeAgain(ctx.guards, req, 'read');
+    const sections = readSections(parseJsonObject(body));
     // The router let any valid reader in. Refused as a whole, before anything
     // runs: half a bulk request applied is worse than none.
     if (sections.group_assignments?.length || sections.individual_assignments?.length) {
-      const refused = ctx.auth.authorize(req, 'write');
-      if (refused) throw refused;
+      authorizeAgain(ctx.guards, req, 'write');
     }
     const reply: Partial<Record<Section, ItemResult[]>> = {};
     if (sections.group_queries) {

@@ -5,6 +5,7 @@ import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { writeDevice } from '../../registry/write.js';
 import type { ClientSignal } from '../../modbus/request-context.js';
+import { authorizeAgain, type Authorizer } from '../access/auth.js';
 import { clientGone } from './client-gone.js';
 import { parseFormBody, parseJsonObject, readBody } from './body.js';
 import { bufferEtag, deviceEtag } from './etag.js';
@@ -23,8 +24,9 @@ export interface DeviceRouteContext {
 export type BodyFormat = 'form' | 'json';
 
 /** `segments` are the decoded path parts, `rest` or `json` first (not sliced off: one array fewer per request). */
+/** `auth`: the live authorizer (a reload replaces it in the context): a write is authorized again once its body is in. */
 export function handleDeviceRoute(
-  ctx: DeviceRouteContext,
+  ctx: DeviceRouteContext & { auth?: Authorizer },
   format: BodyFormat,
   segments: readonly string[],
   req: IncomingMessage,
@@ -98,7 +100,7 @@ function read(
  * the value is, is the point.
  */
 function readMeta(registry: Registry, type: string, circuit: string | undefined, property: string | undefined, req: IncomingMessage, res: ServerResponse): void {
-  const now = Date.now();
+  const now = performance.now();
   if (circuit === undefined) {
     sendRead(req, res, `[${registry.allInOrder().map((device) => device.metaJson(now)).join(',')}]`);
     return;
@@ -141,7 +143,7 @@ function metaFieldJson(device: Device, property: string, now: number): string {
 }
 
 async function write(
-  ctx: DeviceRouteContext,
+  ctx: DeviceRouteContext & { auth?: Authorizer },
   format: BodyFormat,
   type: string,
   circuit: string,
@@ -151,6 +153,7 @@ async function write(
   try {
     // `/json` reads its body as JSON whatever the Content-Type says, as EVOK did: `curl -d '{…}'` sends it as a form.
     const body = await readBody(req);
+    authorizeAgain(ctx, req, 'write');
     const device = ctx.registry.resolve(type, circuit);
     const params = format === 'json' ? parseJsonObject(body) : parseFormBody(req, body);
     await writeDevice(ctx.registry, ctx.feed, device, params, clientGone(res));

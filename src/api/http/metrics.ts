@@ -54,7 +54,8 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
 const QUALITIES: readonly Quality[] = ['good', 'stale', 'offline', 'unknown'];
 
 export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, webhook, automations }: MetricsSource): string {
-  const now = Date.now();
+  // Ages are taken on the monotonic clock (point-meta.ts).
+  const now = performance.now();
   const families: Family[] = [];
   const busStats = buses.map((bus) => ({ bus, stats: bus.stats() }));
   for (const [key, suffix, help] of TRANSACTION_COUNTERS) {

@@ -142,7 +142,7 @@ const ERROR_REPLIES = {
   '502': errorReply('The slave answered with a Modbus exception (ModbusException)'),
   '503': errorReply('Not sent: line down, slave offline, deadline passed or queue full'),
   '504': errorReply('Sent, but the slave did not confirm: it may or may not have applied the write (ModbusIOException)'),
-  '507': errorReply('The alias file could not be written: disk full'),
+  '507': errorReply('The alias file could not be written (disk full), or a pulse could not be noted in the state directory (refused, nothing switched)'),
 };
 const ERRORS = Object.fromEntries(Object.keys(ERROR_REPLIES).map((status) => [status, { $ref: `#/components/responses/Error${status}` }]));
 

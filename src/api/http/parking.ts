@@ -121,7 +121,7 @@ export class ParkingLot {
     const entry: Parked = {
       socket,
       pool,
-      headSince: Date.now(),
+      headSince: performance.now(),
       waiting: false,
       idleUntil: this.idleDeadline(),
       fresh: true,
@@ -165,7 +165,7 @@ export class ParkingLot {
     bridge.inFlight--;
     const entry = this.byBridge.get(bridge);
     if (!entry) return;
-    entry.headSince = Date.now();
+    entry.headSince = performance.now();
     // Let HTTP finish its own bookkeeping of the reply first.
     setImmediate(() => this.detachIfIdle(bridge));
   }
@@ -198,17 +198,17 @@ export class ParkingLot {
   }
 
   private idleDeadline(): number {
-    return Date.now() + PARKED_IDLE_MS * (1 + Math.random());
+    return performance.now() + PARKED_IDLE_MS * (1 + Math.random());
   }
 
   private received(entry: Parked, chunk: Buffer): void {
     entry.fresh = false;
     if (entry.bridge) {
-      if (!entry.bridge.begun && entry.bridge.inFlight === 0) entry.headSince = Date.now();
+      if (!entry.bridge.begun && entry.bridge.inFlight === 0) entry.headSince = performance.now();
       entry.bridge.deliver(chunk);
       return;
     }
-    if (!entry.pending) entry.headSince = Date.now();
+    if (!entry.pending) entry.headSince = performance.now();
     const before = entry.pending?.length ?? 0;
     const pending = entry.pending ? Buffer.concat([entry.pending, chunk]) : chunk;
     if (pending.length > MAX_HEAD_BYTES && pending.indexOf(HEAD_END) < 0) {
@@ -295,7 +295,7 @@ export class ParkingLot {
   }
 
   private sweep(): void {
-    const now = Date.now();
+    const now = performance.now();
     for (const lot of Object.values(this.pools)) {
       for (const entry of lot.values()) {
         const headBegun = entry.fresh || entry.pending !== undefined || (entry.bridge !== undefined && entry.bridge.begun);

@@ -66,12 +66,9 @@ export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOpt
   return {
     async stop() {
       unsubscribe();
-      if (client.connected) {
-        await new Promise<void>((resolve) => client.publish(topics.status, OFFLINE, { qos, retain: true }, () => resolve()));
-        await client.endAsync();
-      } else {
-        await client.endAsync(true);
-      }
+      // Written before the DISCONNECT, which waits for its acknowledgement (bounded: see close-client.ts).
+      if (client.connected) client.publish(topics.status, OFFLINE, { qos, retain: true });
+      await link.close();
     },
   };
 }

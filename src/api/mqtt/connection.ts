@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { MqttConfig } from '../../config/types.js';
 import type { Logger } from '../../log.js';
+import { closeClient } from './close-client.js';
 import { MAX_COMMAND_BYTES } from './command-payload.js';
 import { PacketSizeGuard, guardIncoming } from './size-guard.js';
 import type { Topics } from './topics.js';
@@ -45,6 +46,12 @@ export interface BrokerLink {
   client: MqttClient;
   /** Whether the connection is MQTT 5 (so retained commands arrive flagged even when live). */
   readonly mqtt5: boolean;
+  /**
+   * Ends the client for good, listeners and reconnection included (see
+   * close-client.ts): a DISCONNECT after what was written when connected,
+   * otherwise the socket closed. Bounded.
+   */
+  close(): Promise<void>;
 }
 
 export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): BrokerLink {
@@ -54,6 +61,7 @@ export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): 
   let failures = 0;
   let dropped = 0;
   let skippedSinceCollection = 0;
+  let closed = false;
   const gc = (globalThis as { gc?: (options?: { type: 'minor' }) => void }).gc;
   const skipped = (bytes: number): void => {
     skippedSinceCollection += bytes;
@@ -88,8 +96,10 @@ export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): 
       log.warn(`MQTT: ${where} does not speak MQTT 5; using 3.1.1, where retained commands that arrive live cannot be told apart (see the docs)`);
       client.options.protocolVersion = 4;
       delete client.options.properties;
-      // mqtt.js schedules no retry after a refused CONNACK.
-      setImmediate(() => client.reconnect());
+      // mqtt.js schedules no retry after a refused CONNACK; a client closed meanwhile stays closed.
+      setImmediate(() => {
+        if (!closed) client.reconnect();
+      });
       return;
     }
     failures++;
@@ -102,6 +112,10 @@ export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): 
     client,
     get mqtt5() {
       return client.options.protocolVersion === 5;
+    },
+    close() {
+      closed = true;
+      return closeClient(client, { graceful: true });
     },
   };
 }

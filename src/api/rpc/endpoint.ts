@@ -4,6 +4,7 @@ import { jsonText } from '../../json-text.js';
 import { readBody } from '../http/body.js';
 import { clientGone } from '../http/client-gone.js';
 import type { DeviceRouteContext } from '../http/device-routes.js';
+import { authorizeAgain } from '../access/auth.js';
 import type { ApiGuards } from '../access/guards.js';
 import { sendError, sendJson, sendNoContent, servePost } from '../http/respond.js';
 import { RPC_METHODS, type RpcMethod } from './methods.js';
@@ -34,20 +35,23 @@ class RpcError extends Error {
 }
 
 /** RPC batches mix getters and setters, so the caller's scope is checked once the methods are known. */
-type RpcContext = DeviceRouteContext & Pick<ApiGuards, 'auth'>;
+/** `guards`: the live holder of the authorizer (a reload replaces it), read when the body is in. */
+type RpcContext = DeviceRouteContext & { guards: Pick<ApiGuards, 'auth'> };
 
-export function handleRpc(ctx: RpcContext, req: IncomingMessage, res: ServerResponse): void {
+export function handleRpc(ctx: DeviceRouteContext & Pick<ApiGuards, 'auth'>, req: IncomingMessage, res: ServerResponse): void {
   // Only what serving needs, not a copy of the whole server context: a
   // request lives until its writes are confirmed, and a copy of every field
   // per request, outliving young-generation collections, was most of what a
   // stream of these requests left in the old generation (bench: heap sampling).
-  servePost(req, res, () => serve({ registry: ctx.registry, feed: ctx.feed, auth: ctx.auth, signal: clientGone(res) }, req, res));
+  servePost(req, res, () => serve({ registry: ctx.registry, feed: ctx.feed, guards: ctx, signal: clientGone(res) }, req, res));
 }
 
 async function serve(ctx: RpcContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
   let body: Buffer;
   try {
     body = await readBody(req);
+    // The token may have been revoked by a reload while the body was on its way.
+    authorizeAgain(ctx.guards, req, 'read');
   } catch (error) {
     sendError(res, error);
     return;
@@ -60,7 +64,8 @@ async function serve(ctx: RpcContext, req: IncomingMessage, res: ServerResponse)
     return;
   }
   // Refused as a whole, before anything runs, like a bulk request: no half-applied batches.
-  const refused = ctx.auth.enabled && needsWrite(parsed) ? ctx.auth.authorize(req, 'write') : undefined;
+  const { auth } = ctx.guards;
+  const refused = auth.enabled && needsWrite(parsed) ? auth.authorize(req, 'write') : undefined;
   if (refused) {
     sendError(res, refused);
     return;

@@ -7,6 +7,7 @@ import type { Logger } from '../../log.js';
 import type { OneWireBus } from '../../onewire/bus.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
+import { closeClient } from '../mqtt/close-client.js';
 import { BdSeqStore } from './bdseq-store.js';
 import { CommandHandler, type CommandStats } from './commands.js';
 import { bdSeqMetric, nodeBirthMetrics, uptimeMetric, type NodeProperties } from './node-metrics.js';
@@ -16,6 +17,7 @@ import type { Metric } from './payload-types.js';
 import { engUnitOf, metricValue, PointModel, type Point, type SparkplugDevice } from './point-model.js';
 import { QuietLog } from './quiet-log.js';
 import { StoreForward, type BufferedChange } from './store-forward.js';
+import { FIRST_RETRY_MS, ServerWalk } from './server-walk.js';
 import { SparkplugTopics } from './topics.js';
 import { UnconfirmedTail } from './unconfirmed.js';
 
@@ -31,9 +33,6 @@ import { UnconfirmedTail } from './unconfirmed.js';
 // link: see unconfirmed.ts).
 
 const CONNECT_TIMEOUT_MS = 10_000;
-/** Delay before trying the next server; doubled after each full round of failures, up to the cap. */
-const FIRST_RETRY_MS = 250;
-const MAX_RETRY_MS = 10_000;
 /** How often 1-Wire buses are checked for a lost owserver or newly found sensors. */
 const ONE_WIRE_CHECK_MS = 1000;
 /** Node uptime is refreshed in NDATA this often. */
@@ -50,6 +49,13 @@ const REBIRTH_MIN_GAP_MS = 1000;
 const UNREACHED: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 /** Room for the MQTT header and topic above the largest command payload accepted (MQTT 5 brokers enforce it). */
 const MAX_PACKET_BYTES = DEFAULT_DECODE_LIMITS.maxBytes + 1024;
+/**
+ * MQTT 5's "Disconnect with Will Message": the broker publishes our Will (the
+ * NDEATH) as the session ends, which is how Sparkplug 3.0 wants an MQTT 5
+ * edge node to leave. MQTT 3.1.1 has no such code: there a DISCONNECT drops
+ * the Will, so the NDEATH is published by hand first.
+ */
+const DISCONNECT_WITH_WILL = 0x04;
 
 export interface EdgeNodeOptions {
   config: SparkplugConfig;
@@ -96,9 +102,7 @@ export class EdgeNode {
   private readonly commands: CommandHandler;
   private readonly quiet: QuietLog;
   private client: MqttClient | undefined;
-  private serverIndex = 0;
-  private failuresInRound = 0;
-  private retryMs = FIRST_RETRY_MS;
+  private readonly walk: ServerWalk;
   private retryTimer: NodeJS.Timeout | undefined;
   private bdSeq: number | undefined;
   private seq = 0;
@@ -107,8 +111,6 @@ export class EdgeNode {
   /** Newest STATE timestamp seen from the primary host (on any server): older ones are ignored. */
   private hostStateAt = -Infinity;
   private readonly deviceBorn = new Set<string>();
-  /** Servers that refused MQTT 5: spoken to in 3.1.1 from then on. */
-  private readonly mqtt311 = new Set<number>();
   private stopping = false;
   /** The current connection has birthed at least once (a later loss starts a fresh round of servers). */
   private sessionBorn = false;
@@ -129,6 +131,7 @@ export class EdgeNode {
   constructor(private readonly options: EdgeNodeOptions) {
     const { config, edgeNodeId, log } = options;
     this.topics = new SparkplugTopics(config.groupId, edgeNodeId);
+    this.walk = new ServerWalk(config.servers);
     this.model = new PointModel(options.slaves, options.oneWire.map(({ bus }) => bus), options.automations);
     const key = `${config.groupId}-${edgeNodeId}`;
     this.bdSeqStore = new BdSeqStore(options.stateDir, key);
@@ -170,7 +173,7 @@ export class EdgeNode {
 
   stats(): EdgeNodeStats {
     return {
-      server: this.client?.connected ? this.options.config.servers[this.serverIndex]?.url : undefined,
+      server: this.client?.connected ? this.walk.current.server.url : undefined,
       connected: this.client?.connected ?? false,
       born: this.born,
       waitingForHost: this.waitingForHost,
@@ -184,7 +187,11 @@ export class EdgeNode {
     };
   }
 
-  /** NDEATH (the Will's payload), then disconnect; the buffer file is brought up to date. */
+  /**
+   * NDEATH, then disconnect (over MQTT 5 the broker publishes the Will as the
+   * NDEATH); the client is closed for good, listeners included, before this
+   * resolves, and the buffer file is brought up to date.
+   */
   async stop(): Promise<void> {
     this.stopping = true;
     this.unsubscribe?.();
@@ -195,12 +202,7 @@ export class EdgeNode {
     clearTimeout(this.rebirthTimer);
     const client = this.client;
     this.client = undefined;
-    if (client?.connected) {
-      await this.publishDeath(client);
-      await client.endAsync().catch(() => undefined);
-    } else {
-      await client?.endAsync(true).catch(() => undefined);
-    }
+    if (client) await this.disconnect(client, true);
     this.born = false;
     await this.buffer.flush();
   }
@@ -209,9 +211,8 @@ export class EdgeNode {
 
   private async connectNext(): Promise<void> {
     if (this.stopping) return;
-    const { config, log } = this.options;
-    const index = this.serverIndex;
-    const server = config.servers[index]!;
+    const { log } = this.options;
+    const { server, index } = this.walk.current;
     let bdSeq: number;
     try {
       bdSeq = await this.bdSeqStore.next(this.neverReached);
@@ -239,8 +240,7 @@ export class EdgeNode {
     // Every failure ends in 'close'; errors are only reported here (mqtt.js would throw without a listener).
     client.on('error', (error: Error & { code?: number | string }) => {
       if (!settled && typeof error.code === 'string' && UNREACHED.has(error.code)) this.neverReached = true;
-      if (!settled && (error.code === 1 || error.code === 132) && !this.mqtt311.has(index)) {
-        this.mqtt311.add(index);
+      if (!settled && (error.code === 1 || error.code === 132) && this.walk.fallBackTo311(index)) {
         this.retrySame = true;
         log.info(`Sparkplug: ${server.url} does not speak MQTT 5; using MQTT 3.1.1 with it`);
         return;
@@ -252,8 +252,7 @@ export class EdgeNode {
       this.client = undefined;
       client.end(true);
       // Some 3.1.1-only brokers (RabbitMQ before 3.13) drop an MQTT 5 CONNECT without a CONNACK.
-      if (!settled && !this.neverReached && !this.retrySame && !this.mqtt311.has(index)) {
-        this.mqtt311.add(index);
+      if (!settled && !this.neverReached && !this.retrySame && this.walk.fallBackTo311(index)) {
         this.retrySame = true;
         log.info(`Sparkplug: ${server.url} closed the connection before accepting MQTT 5; trying MQTT 3.1.1 with it`);
       }
@@ -262,7 +261,7 @@ export class EdgeNode {
   }
 
   private clientOptions(server: SparkplugServer, index: number, bdSeq: number): IClientOptions {
-    const v5 = !this.mqtt311.has(index);
+    const v5 = !this.walk.speaks311(index);
     const options: IClientOptions = {
       clientId: `iogate-${this.topics.groupId}-${this.topics.edgeNodeId}`.slice(0, 64),
       clean: true,
@@ -339,33 +338,46 @@ export class EdgeNode {
   }
 
   private scheduleNext(hadSession: boolean): void {
-    const count = this.options.config.servers.length;
-    this.serverIndex = (this.serverIndex + 1) % count;
-    if (hadSession) {
-      this.failuresInRound = 0;
-      this.retryMs = FIRST_RETRY_MS;
-    } else if (++this.failuresInRound >= count) {
-      // A whole round failed: wait longer before the next one.
-      this.failuresInRound = 0;
-      this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
-    }
+    const delay = this.walk.advance(hadSession);
     clearTimeout(this.retryTimer);
-    this.retryTimer = setTimeout(() => void this.connectNext(), hadSession ? FIRST_RETRY_MS : this.retryMs);
+    this.retryTimer = setTimeout(() => void this.connectNext(), delay);
   }
 
   /** NDEATH, disconnect, and on to the next server (host offline, or asked to). */
   private leave(reason: string): void {
     const client = this.client;
     if (!client) return;
-    this.options.log.info(`Sparkplug: leaving ${this.options.config.servers[this.serverIndex]?.url}: ${reason}`);
+    this.options.log.info(`Sparkplug: leaving ${this.walk.current.server.url}: ${reason}`);
     this.goQuiet();
-    // A DISCONNECT (not a bare close) after our NDEATH, so the broker discards the Will: one NDEATH, not two.
-    void this.publishDeath(client)
-      .then((acknowledged) => {
-        // Its PUBACK comes after everything written before it was read.
-        if (acknowledged && this.client === client) this.tail.confirmAll();
-      })
-      .finally(() => client.end(false));
+    // The connection's close walks on to the next server (see connectNext).
+    void this.disconnect(client, false);
+  }
+
+  /**
+   * Ends a session with one NDEATH: over MQTT 5 the DISCONNECT asks the broker
+   * to publish the Will; over 3.1.1 our NDEATH goes first and the DISCONNECT
+   * (not a bare close) makes the broker discard the Will. `forGood` (a stop)
+   * also drops every listener and attempt of the client (see close-client.ts).
+   */
+  private async disconnect(client: MqttClient, forGood: boolean): Promise<void> {
+    const mqtt5 = client.options.protocolVersion === 5;
+    if (mqtt5 || !client.connected) {
+      const disconnect = { reasonCode: DISCONNECT_WITH_WILL };
+      if (forGood) await closeClient(client, { graceful: true, disconnect });
+      else client.end(!client.connected, disconnect);
+      return;
+    }
+    const death = this.publishDeath(client).then((acknowledged) => {
+      // Its PUBACK comes after everything written before it was read.
+      if (acknowledged && this.client === client) this.tail.confirmAll();
+    });
+    if (forGood) {
+      // The DISCONNECT waits for the NDEATH's acknowledgement, within closeClient's bound.
+      await closeClient(client, { graceful: true });
+      return;
+    }
+    await death;
+    client.end(false);
   }
 
   /** Resolves true once the broker acknowledged the NDEATH. */
@@ -465,7 +477,7 @@ export class EdgeNode {
     const now = Date.now();
     const metrics: Metric[] = device.points.map((point) => {
       point.sent = metricValue(point);
-      const metric: Metric = { name: point.name, alias: point.alias, datatype: point.datatype, value: point.sent };
+      const metric: Metric = { name: point.name, alias: point.alias, datatype: point.datatype, value: point.sent, timestamp: now };
       const engUnit = engUnitOf(point);
       point.bornUnit = engUnit;
       if (engUnit !== undefined) metric.properties = { engUnit };

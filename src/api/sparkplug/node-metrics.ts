@@ -22,16 +22,17 @@ export function uptimeMetric(startedAt: number, now: number): Metric {
   return { name: UPTIME, datatype: DataType.UInt64, value: Math.max(0, Math.floor((now - startedAt) / 1000)), timestamp: now };
 }
 
+/** Every metric carries the birth's timestamp: the spec asks for one on each metric of NBIRTH, DBIRTH, NDATA and DDATA. */
 export function nodeBirthMetrics(bdSeq: number, properties: NodeProperties, startedAt: number, now: number): Metric[] {
   return [
-    bdSeqMetric(bdSeq),
+    { ...bdSeqMetric(bdSeq), timestamp: now },
     // Never aliased (the spec's rule for Rebirth; Next Server follows it).
-    { name: REBIRTH, datatype: DataType.Boolean, value: false },
-    { name: NEXT_SERVER, datatype: DataType.Boolean, value: false },
-    { name: 'Properties/iogate Version', datatype: DataType.String, value: properties.version },
-    { name: 'Properties/Model', datatype: DataType.String, value: properties.model },
-    { name: 'Properties/Serial', datatype: DataType.String, value: properties.serial },
-    { name: 'Properties/Config Hash', datatype: DataType.String, value: properties.configHash },
+    { name: REBIRTH, datatype: DataType.Boolean, value: false, timestamp: now },
+    { name: NEXT_SERVER, datatype: DataType.Boolean, value: false, timestamp: now },
+    { name: 'Properties/iogate Version', datatype: DataType.String, value: properties.version, timestamp: now },
+    { name: 'Properties/Model', datatype: DataType.String, value: properties.model, timestamp: now },
+    { name: 'Properties/Serial', datatype: DataType.String, value: properties.serial, timestamp: now },
+    { name: 'Properties/Config Hash', datatype: DataType.String, value: properties.configHash, timestamp: now },
     uptimeMetric(startedAt, now),
   ];
 }

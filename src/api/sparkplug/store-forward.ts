@@ -6,7 +6,9 @@ import type { MetricValue } from './payload-types.js';
 
 // Store-and-forward: while no host can hear us, each change is kept with its
 // time; after the next birth they go out as historical DDATA, oldest first.
-// Bounded by a memory cap (oldest dropped first, counted) and an age; with
+// Bounded by a memory cap (oldest dropped first, counted) and an age, taken
+// on the monotonic clock (a step of the wall clock, such as NTP's first sync
+// on a board without RTC, must not drop an hour of changes at once); with
 // `file: true` the buffer is also saved in the state directory shortly after
 // it changes, so a restart during an outage does not lose it.
 
@@ -46,11 +48,16 @@ export interface StoreForwardOptions {
   stateDir?: string;
   edgeNodeKey: string;
   log: (level: 'warn' | 'error', message: string) => void;
+  /** The wall clock: only to age changes read back from the file after a restart. */
   now?: () => number;
+  /** The monotonic clock, for every age and interval in this run. */
+  monotonicNow?: () => number;
 }
 
 export class StoreForward {
   private entries: BufferedChange[] = [];
+  /** When each entry was buffered, on the monotonic clock (same indices as entries). */
+  private heldAt: number[] = [];
   private head = 0;
   readonly capacity: number;
   /** Changes dropped because a cap was reached or they grew too old, since start. */
@@ -61,12 +68,14 @@ export class StoreForward {
   private readonly saver: CoalescingSaver<BufferedChange[]> | undefined;
   readonly path: string | undefined;
   private readonly now: () => number;
+  private readonly monotonic: () => number;
   private fileTimer: NodeJS.Timeout | undefined;
   private lastFileWrite = 0;
 
   constructor(private readonly options: StoreForwardOptions) {
     this.capacity = Math.floor((options.memoryMb * 1024 * 1024) / BYTES_PER_CHANGE);
     this.now = options.now ?? Date.now;
+    this.monotonic = options.monotonicNow ?? (() => performance.now());
     if (options.stateDir !== undefined) {
       const path = join(options.stateDir, `sparkplug-${fileSafe(options.edgeNodeKey)}.buffer.json`);
       this.path = path;
@@ -96,6 +105,7 @@ export class StoreForward {
       this.drop(1, `the store-and-forward buffer is full (${this.capacity} changes, ${this.options.memoryMb} MB)`);
     }
     this.entries.push(change);
+    this.heldAt.push(this.monotonic());
     this.stored++;
     this.compact();
     this.scheduleFile();
@@ -130,19 +140,19 @@ export class StoreForward {
   private scheduleFile(): void {
     if (!this.saver || this.fileTimer !== undefined) return;
     const every = Math.max(FILE_SAVE_DELAY_MS, this.depth * FILE_MS_PER_CHANGE);
-    const wait = Math.max(0, this.lastFileWrite + every - this.now() - FILE_SAVE_DELAY_MS);
+    const wait = Math.max(0, this.lastFileWrite + every - this.monotonic() - FILE_SAVE_DELAY_MS);
     this.fileTimer = setTimeout(() => {
       this.fileTimer = undefined;
-      this.lastFileWrite = this.now();
+      this.lastFileWrite = this.monotonic();
       this.saver?.markDirty(() => this.snapshot());
     }, wait);
     this.fileTimer.unref();
   }
 
   private expire(): void {
-    const oldest = this.now() - this.options.maxAgeS * 1000;
+    const oldest = this.monotonic() - this.options.maxAgeS * 1000;
     let expired = 0;
-    while (this.head < this.entries.length && this.entries[this.head]!.timestamp < oldest) {
+    while (this.head < this.entries.length && this.heldAt[this.head]! < oldest) {
       this.head++;
       expired++;
     }
@@ -160,6 +170,7 @@ export class StoreForward {
   private compact(): void {
     if (this.head > 1024 && this.head * 2 > this.entries.length) {
       this.entries = this.entries.slice(this.head);
+      this.heldAt = this.heldAt.slice(this.head);
       this.head = 0;
     }
   }
@@ -178,6 +189,8 @@ export class StoreForward {
       if (change === undefined) continue;
       if (this.depth >= this.capacity) this.head++;
       this.entries.push(change);
+      // Across a restart only the wall clock links the two runs: the age it gives, never a negative one.
+      this.heldAt.push(this.monotonic() - Math.max(0, this.now() - change.timestamp));
     }
     this.compact();
   }

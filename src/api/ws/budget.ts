@@ -119,7 +119,8 @@ export class InvalidMessageLimiter {
   private refilledAt: number;
   private strikes = 0;
 
-  constructor(private readonly now: () => number = Date.now) {
+  /** `now`: the monotonic clock, so a step of the wall clock neither refills nor starves the bucket. */
+  constructor(private readonly now: () => number = () => performance.now()) {
     this.refilledAt = now();
   }
 

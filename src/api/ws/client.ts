@@ -37,7 +37,7 @@ export class OutgoingBatch {
 
   /** The same batch in the meta view, for clients that asked for it (`/ws?meta=1`). */
   metaMessage(): Buffer {
-    const now = Date.now();
+    const now = performance.now();
     return (this.metaText ??= Buffer.from(`[${this.devices.map((device) => device.metaJson(now)).join(',')}]`));
   }
 }
@@ -192,7 +192,7 @@ export class WsClient {
   private flush(): void {
     if (this.pending.size === 0 || this.socket.readyState !== WebSocket.OPEN || !this.keepingUp()) return;
     const parts: string[] = [];
-    const now = Date.now();
+    const now = performance.now();
     for (const device of this.pending) parts.push(this.meta ? device.metaJson(now) : device.json());
     this.pending.clear();
     this.send(`[${parts.join(',')}]`);

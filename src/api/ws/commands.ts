@@ -87,7 +87,7 @@ function allDevices({ registry, allFiltered }: WsCommandContext, client: WsClien
   if (!client.meta) return registry.listingJson(types);
   // The meta view's ages move by themselves: made per request.
   const parts: string[] = [];
-  const now = Date.now();
+  const now = performance.now();
   for (const type of types) for (const device of registry.list(type)) parts.push(device.metaJson(now));
   return `[${parts.join(',')}]`;
 }

@@ -49,7 +49,7 @@ export class ModbusSlave extends Device {
       dev: 'modbus_slave',
       circuit: this.circuit,
       // null until the first successful scan (EVOK showed 2147483647 or seconds since 1970).
-      last_comm: stats.lastOkAt === 0 ? null : round3((Date.now() - stats.lastOkAt) / 1000),
+      last_comm: stats.lastOkAt === 0 ? null : round3((performance.now() - stats.lastOkAt) / 1000),
       slave_id: this.slave.unit,
       modbus_type: this.link.type,
       modbus_spec: this.link.spec,

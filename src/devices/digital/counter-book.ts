@@ -3,10 +3,13 @@
 // a restart the pulses the board counted meanwhile are added from the first
 // reading; only a board reset while iogate was down loses what was counted
 // since the last save. Saves come at most every `intervalMs` while counters
-// move, and at shutdown.
+// move, and at shutdown. A second copy is written after each save
+// (`counter-totals.json.last-good`): a file damaged at rest (a card's bad
+// block, an edit by hand) falls back to it, total by total, so a damaged file
+// never lowers a total.
 import { join } from 'node:path';
 import { CoalescingSaver } from '../../state/coalescing-saver.js';
-import { readJsonState, writeJsonState } from '../../state/json-state.js';
+import { copyPathOf, readJsonStateWithCopy, writeJsonStateWithCopy } from '../../state/json-state.js';
 import { CounterTotal, type CounterEvent, type CounterSnapshot } from './counter-total.js';
 
 export const COUNTER_FILE = 'counter-totals.json';
@@ -30,10 +33,21 @@ export class CounterBook {
     private readonly log: { info(message: string): void; warn(message: string): void; error(message: string): void },
   ) {
     this.path = join(stateDir, COUNTER_FILE);
-    const { data, warning } = readJsonState(this.path);
-    if (warning) log.warn(`counter totals: ${warning}`);
-    for (const [key, snapshot] of Object.entries(readCounters(data))) this.saved.set(key, snapshot);
-    this.saver = new CoalescingSaver(`counter totals to ${this.path}`, (file) => writeJsonState(this.path, file), intervalMs, (message) => log.error(message));
+    const { file, copy } = readJsonStateWithCopy(this.path);
+    if (file.warning) log.warn(`counter totals: ${file.warning}`);
+    if (copy.warning) log.warn(`counter totals: ${copy.warning}`);
+    // Totals only grow, so of two snapshots of a counter the higher total is the later one;
+    // one that the damaged file lost or mangled comes from the copy.
+    const fromFile = readCounters(file.data);
+    for (const [key, snapshot] of Object.entries(readCounters(copy.data))) {
+      const current = fromFile[key];
+      if (current === undefined || current.total < snapshot.total) {
+        log.warn(`counter totals: di ${key}: ${snapshot.total} taken from ${copyPathOf(this.path)}, as ${this.path} ${current === undefined ? 'lacks it' : `says ${current.total}`}`);
+        fromFile[key] = snapshot;
+      }
+    }
+    for (const [key, snapshot] of Object.entries(fromFile)) this.saved.set(key, snapshot);
+    this.saver = new CoalescingSaver(`counter totals to ${this.path}`, (data) => writeJsonStateWithCopy(this.path, data), intervalMs, (message) => log.error(message));
   }
 
   /** The total of one DI, continuing from its saved state. */

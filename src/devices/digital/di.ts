@@ -1,4 +1,6 @@
 import type { DiFeature } from '../../boards/model.js';
+import { directSwitchOutput } from '../../boards/output-writes.js';
+import type { MovesOutputs, OutputMoves } from '../output-moves.js';
 import { bitOf, uint32LowFirst, withBit } from './bits.js';
 import type { DeviceState } from '../device.js';
 import { integer, oneOf, truncated, type FieldSpec } from '../fields.js';
@@ -28,7 +30,7 @@ const COUNTER_MODES = ['Enabled', 'Disabled'];
 
 const DI_SETTINGS: ReadonlySet<string> = new Set(['debounce', 'counter_mode', 'mode', 'ds_mode']);
 
-export class DigitalInput extends SlaveDevice<DiWrite> {
+export class DigitalInput extends SlaveDevice<DiWrite> implements MovesOutputs {
   readonly type = 'di' as const;
   /** EVOK pushes a DI on a new value or count only (its debounce and mode changes are silent). */
   protected override readonly settingFields: ReadonlySet<string> = DI_SETTINGS;
@@ -99,6 +101,22 @@ export class DigitalInput extends SlaveDevice<DiWrite> {
   /** `counter_total` for MQTT: the total, null before a reading since start stands behind it, undefined for a DI without one. */
   counterTotal(): number | null | undefined {
     return this.extraMeta()?.['counter_total'] as number | null | undefined;
+  }
+
+  /**
+   * In DirectSwitch mode the board's firmware switches this input's output
+   * (directSwitchOutput) by itself: a write that puts the input in that mode,
+   * keeps it there, or changes its ds_mode there hands the output over.
+   */
+  outputMoves(raw: Readonly<Record<string, unknown>>): OutputMoves | undefined {
+    if (!this.directSwitch) return undefined;
+    const { mode, ds_mode: dsMode } = raw;
+    // As apply does: ds_mode acts only when the input is (still) in DirectSwitch mode.
+    const hands = mode === 'DirectSwitch' || (mode === undefined && dsMode !== undefined && this.currentMode() === 'DirectSwitch');
+    if (!hands) return undefined;
+    const channel = directSwitchOutput(this.slave.model, this.feature, this.index);
+    const output = channel && this.slave.channels.get(channel.feature)?.[channel.index];
+    return output ? { moves: [], handovers: [{ input: this, output, setting: mode === 'DirectSwitch' ? 'enable' : 'polarity' }] } : undefined;
   }
 
   registers(): Array<{ space: 'holding'; address: number }> {

@@ -19,6 +19,8 @@ export class DigitalOutput extends SlaveDevice<DoWrite> {
   readonly type = 'do' as const;
   protected readonly writeSpec: FieldSpec<DoWrite>;
   private revertTimer: NodeJS.Timeout | undefined;
+  /** What the pending revert (EVOK's `timeout`) will write. */
+  private revertTo: 0 | 1 | undefined;
   private readonly hardwarePwm: boolean;
   protected override readonly floatFields: ReadonlySet<string> = new Set(['pwm_freq', 'pwm_duty']);
 
@@ -196,7 +198,19 @@ export class DigitalOutput extends SlaveDevice<DoWrite> {
     }
   }
 
+  /**
+   * Drops the pending revert (a reload is taking this device out): what it
+   * would have written, if one was pending. Its timer would otherwise write to
+   * a stopped bus.
+   */
+  dropTimedRevert(): 0 | 1 | undefined {
+    const pending = this.revertTimer === undefined ? undefined : this.revertTo;
+    this.cancelRevert();
+    return pending;
+  }
+
   private scheduleRevert(value: 0 | 1, seconds: number): void {
+    this.revertTo = value === 1 ? 0 : 1;
     this.revertTimer = setTimeout(() => {
       this.revertTimer = undefined;
       this.setValue(value === 1 ? 0 : 1)

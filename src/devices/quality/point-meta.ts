@@ -12,9 +12,14 @@ export type Quality = 'good' | 'stale' | 'offline' | 'unknown';
 
 export interface PointMeta {
   quality: Quality;
-  /** Date.now() of the last confirmed read or write; 0 when there was none. */
+  /** performance.now() of the last confirmed read or write; 0 when there was none. */
   confirmedAt: number;
 }
+
+// Ages run on the monotonic clock, `now` included: a step of the wall clock
+// (NTP's first sync on a board without RTC, a date set by hand) must neither
+// make every value stale at once nor keep a value that stopped coming "good"
+// for as long as the step. The wall clock is only read to show `ts`.
 
 /** When a value counts as stale: older than `periods` of its read period, and never sooner than `minMs`. */
 export interface StaleRule {
@@ -39,7 +44,7 @@ export function qualityOf(confirmedAt: number, reachable: boolean, boundMs: numb
 export function metaFields({ quality, confirmedAt }: PointMeta, now: number): Record<string, unknown> {
   return {
     quality,
-    ts: confirmedAt === 0 ? null : new Date(confirmedAt).toISOString(),
+    ts: confirmedAt === 0 ? null : new Date(Date.now() - (now - confirmedAt)).toISOString(),
     age_s: confirmedAt === 0 ? null : Math.max(0, Math.round(now - confirmedAt)) / 1000,
   };
 }

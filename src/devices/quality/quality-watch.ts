@@ -24,7 +24,7 @@ export class QualityWatch {
   ) {}
 
   start(): void {
-    this.timer ??= setInterval(() => this.check(Date.now()), WATCH_MS);
+    this.timer ??= setInterval(() => this.check(performance.now()), WATCH_MS);
     this.timer.unref();
   }
 

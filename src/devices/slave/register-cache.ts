@@ -10,7 +10,7 @@ interface CachedBlock {
   /** Per register, the number of the last patch (confirmed write) that set it; 0 for none. */
   readonly patchedBy: Float64Array;
   valid: boolean;
-  /** Date.now() of the last successful read; 0 before the first. */
+  /** performance.now() of the last successful read; 0 before the first (ages run on the monotonic clock). */
   readAt: number;
 }
 
@@ -70,7 +70,7 @@ export class RegisterCache {
    * write, and its reply, handled after the write's, would put the old state
    * back (a relay shown off while it is on) until the next poll.
    */
-  store(blockIndex: number, registers: readonly number[], offset = 0, readAt = Date.now(), since = Infinity): boolean {
+  store(blockIndex: number, registers: readonly number[], offset = 0, readAt = performance.now(), since = Infinity): boolean {
     const block = this.blocks[blockIndex]!;
     const { values, patchedBy } = block;
     let changed = !block.valid;
@@ -93,7 +93,7 @@ export class RegisterCache {
    * Blocks read every few hundred scans (configuration) would make any slave
    * look stale.
    */
-  stalestAgeMs(now = Date.now()): number | null {
+  stalestAgeMs(now = performance.now()): number | null {
     let frequency = Infinity;
     for (const block of this.blocks) frequency = Math.min(frequency, block.def.frequency);
     let oldest = Infinity;

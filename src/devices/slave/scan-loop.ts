@@ -71,7 +71,7 @@ export class ScanLoop implements ScanClockMember {
   private async runScan(): Promise<void> {
     this.running = true;
     try {
-      await this.slave.scan(Date.now());
+      await this.slave.scan(performance.now());
     } finally {
       this.running = false;
     }

@@ -1,25 +1,24 @@
-import type { BoardModel, RegisterSpace } from '../../boards/model.js';
-import type { ModbusBus, Priority, ReplyFault } from '../../modbus/bus.js';
+import type { BoardModel, Feature, RegisterSpace } from '../../boards/model.js';
+import type { ModbusBus, Priority } from '../../modbus/bus.js';
 import { ModbusError, notSlavesFault } from '../../modbus/errors.js';
 import { currentRequestContext } from '../../modbus/request-context.js';
-import { RepeatSummary } from '../../repeat-summary.js';
 import type { ModbusRequest, ModbusResponse } from '../../modbus/pdu.js';
 import type { Device } from '../device.js';
 import { DEFAULT_STALE_RULE, qualityOf, staleBoundMs, type PointMeta, type Quality, type StaleRule } from '../quality/point-meta.js';
 import { ReadPlan, type PlannedRead } from './read-plan.js';
 import { RegisterCache } from './register-cache.js';
+import { SlaveHealth, type SlaveLog, type SlaveState } from './slave-health.js';
+
+export type { SlaveLog, SlaveState } from './slave-health.js';
 
 // One Modbus slave at run time: its register cache, the devices decoded from
 // it, its scan cycle and whether it answers. Devices do their I/O through it,
 // so every confirmed write also lands in the cache and the reply to the write
-// already shows the new state (EVOK#122 showed the old one).
-
-export type SlaveState = 'starting' | 'online' | 'degraded' | 'offline';
+// already shows the new state (EVOK#122 showed the old one). Whether it
+// answers, and when an offline one is probed, is slave-health.ts's business.
 
 /** Devices whose visible state changed; `stateChanged` when the slave changed state (online, degraded, offline). */
 export type ChangeListener = (slave: SlaveUnit, changed: ReadonlySet<Device>, stateChanged: boolean) => void;
-
-export type SlaveLog = (level: 'info' | 'warn', message: string) => void;
 
 const NOTHING_CHANGED: ReadonlySet<Device> = new Set();
 const NO_OPTIONS = Object.freeze({});
@@ -33,91 +32,17 @@ export interface SlaveStats {
   failedScans: number;
   overruns: number;
   lastScanMs: number;
-  /** Date.now() of the last block read that succeeded; 0 before the first. */
+  /** performance.now() of the last block read that succeeded; 0 before the first. */
   lastOkAt: number;
   /** Smoothed time between the starts of two consecutive scans (0 until measured). */
   cycleMs: number;
 }
 
-// States. A slave that answers nothing for two scans in a row is offline: it
-// is only probed (one attempt, growing intervals) and writes to it fail at
-// once without touching the line. A slave that answers some requests is
-// degraded, not offline: it keeps being scanned at its rate, a scan goes on
-// past a failed block once the slave has answered in it, and the blocks that
-// were read keep their values fresh. The state follows the share of answered
-// attempts among the last ones, with hysteresis so a marginal line does not
-// flap (and flood the log).
-
-/**
- * A slave is offline once it answered nothing in this many scans in a row and
- * for at least SILENCE_TO_OFFLINE_MS: a marginal line that loses 30 % of the
- * replies loses two scans in a row now and then, never a whole second.
- */
-const SILENT_SCANS_TO_OFFLINE = 2;
-const SILENCE_TO_OFFLINE_MS = 1000;
-const FIRST_PROBE_MS = 500;
-const MAX_PROBE_MS = 30_000;
-/**
- * A slave whose replies come late or carry another unit id is offline from
- * the first such reply, and probed first after this: each probe of a late
- * slave holds the line for a timeout and its late reply, which its
- * neighbours would otherwise lose as scan slots.
- */
-const MISBEHAVING_FIRST_PROBE_MS = 10_000;
-/**
- * Such replies within this long that make a slave offline. One alone can be a
- * glitch (a reply delayed once by a busy machine); a slave that answers late
- * or misaddressed does so at every request, so the second comes within a scan
- * or two.
- */
-const FAULTS_TO_OFFLINE = 2;
-const FAULT_SPAN_MS = 10_000;
-/** Attempts the success ratio is taken over. */
-const RATIO_WINDOW = 50;
-/** Fewer attempts than this say nothing yet. */
-const RATIO_MIN_SAMPLES = 10;
-const DEGRADED_BELOW = 0.9;
-const ONLINE_FROM = 0.97;
-/**
- * A line down this long makes its slaves offline (their values are no longer
- * current). A shorter drop, such as a gateway closing the connection and
- * taking it again, is not held against any slave.
- */
-const LINE_DOWN_OFFLINE_MS = 1000;
-
-/** Whether each of the last attempts was answered, in a ring. */
-class AttemptWindow {
-  private readonly ring = new Uint8Array(RATIO_WINDOW);
-  private next = 0;
-  private filled = 0;
-  private answered = 0;
-
-  record(answered: boolean): void {
-    if (this.filled === RATIO_WINDOW) this.answered -= this.ring[this.next]!;
-    else this.filled++;
-    this.ring[this.next] = answered ? 1 : 0;
-    this.answered += answered ? 1 : 0;
-    this.next = (this.next + 1) % RATIO_WINDOW;
-  }
-
-  get size(): number {
-    return this.filled;
-  }
-
-  /** Share of answered attempts; 1 before any. */
-  ratio(): number {
-    return this.filled === 0 ? 1 : this.answered / this.filled;
-  }
-
-  reset(): void {
-    this.next = this.filled = this.answered = 0;
-  }
-}
-
 export class SlaveUnit {
   readonly cache: RegisterCache;
   readonly devices: Device[] = [];
-  state: SlaveState = 'starting';
+  /** The devices of each feature of the model, by channel: who a raw write of the feature's registers or coils moves. */
+  readonly channels = new Map<Feature, Device[]>();
   readonly stats: SlaveStats = {
     requests: 0,
     timeouts: 0,
@@ -129,31 +54,12 @@ export class SlaveUnit {
     lastOkAt: 0,
     cycleMs: 0,
   };
-  lastError = '';
   /** When a value of this slave counts as stale (`quality` in the meta view). */
   staleRule: StaleRule = DEFAULT_STALE_RULE;
-  /**
-   * Times the slave came back after being offline. A board that was away may
-   * have been power-cycled or replaced, so counters read after it look for a
-   * reset rather than a wrap.
-   */
-  returns = 0;
+  private readonly health: SlaveHealth;
   private scanNumber = 0;
-  private silentScans = 0;
-  private probeDelay = FIRST_PROBE_MS;
-  private nextProbeAt = 0;
   /** performance.now() at the start of the last full-rate scan, for the cycle time; 0 after a probe. */
   private lastScanStartedAt = 0;
-  private readonly attempts = new AttemptWindow();
-  /** When the last replies that came late or misaddressed arrived (the most recent last). */
-  private readonly faultTimes: number[] = [];
-  /** Times such replies made the slave offline; a scan during which this grows failed, and stops. */
-  private faults = 0;
-  private lastFault = '';
-  /** performance.now() of the last answered attempt (0: never). */
-  private lastAnswerAt = 0;
-  /** Probes while offline, summarised in the log. */
-  private readonly outage = new RepeatSummary();
   /** Settles when the first scan attempt is over, answered or not. */
   readonly firstScan: Promise<void>;
   private firstScanDone!: () => void;
@@ -202,45 +108,30 @@ export class SlaveUnit {
     this.patchedBlocks = model.blocks.map(() => false);
     this.readHooks = model.blocks.map(() => []);
     this.firstScan = new Promise((resolve) => (this.firstScanDone = resolve));
-    bus.observe(unit, (answered) => {
-      this.attempts.record(answered);
-      if (answered) this.lastAnswerAt = performance.now();
-    });
-    bus.observeFaults(unit, (fault) => this.replyFault(fault));
+    this.health = new SlaveHealth(bus, unit, this.label(), log, () => this.onChange(this, NOTHING_CHANGED, true));
   }
 
-  /**
-   * Its replies cannot be matched to its requests: a late one may be taken
-   * for the answer to the next request, and a misaddressed one is another
-   * slave's. No waiting for two silent scans: at the second such reply it is offline, so writes
-   * to it fail at once, and it is probed with back-off from a longer start.
-   */
-  private replyFault(fault: ReplyFault): void {
-    const now = performance.now();
-    this.faultTimes.push(now);
-    if (this.faultTimes.length > FAULTS_TO_OFFLINE) this.faultTimes.shift();
-    this.lastFault =
-      fault.kind === 'late' ? `answered ${fault.lateMs} ms after its ${this.bus.timeoutMs} ms timeout` : `answered with unit id ${fault.claimedUnit}`;
-    if (this.state === 'offline') return;
-    if (this.faultTimes.length < FAULTS_TO_OFFLINE || now - this.faultTimes[0]! > FAULT_SPAN_MS) return;
-    this.faults++;
-    this.lastError = this.lastFault;
-    const wasState = this.state;
-    this.setState('offline', `is offline: it ${this.lastFault}; probing it with back-off from ${MISBEHAVING_FIRST_PROBE_MS / 1000} s`);
-    this.outage.begin();
-    this.probeDelay = MISBEHAVING_FIRST_PROBE_MS;
-    this.nextProbeAt = now + this.probeDelay;
-    this.onChange(this, new Set(), wasState !== this.state);
+  get state(): SlaveState {
+    return this.health.state;
+  }
+
+  get lastError(): string {
+    return this.health.lastError;
+  }
+
+  /** Times the slave came back after being offline (slave-health.ts). */
+  get returns(): number {
+    return this.health.returns;
   }
 
   /** Share of the last attempts (up to 50) the slave answered, 1 before any. */
   get successRatio(): number {
-    return this.attempts.ratio();
+    return this.health.successRatio;
   }
 
   /** Whether the slave answers (fully or in part). */
   get answering(): boolean {
-    return this.state === 'online' || this.state === 'degraded';
+    return this.health.answering;
   }
 
   /** Register a device and the blocks whose reads can change it. */
@@ -313,8 +204,9 @@ export class SlaveUnit {
    * report those whose state changed. An offline slave is only probed, with
    * back-off, so a dead slave costs the bus one timeout now and then.
    */
+  /** `now`: performance.now(), so a step of the wall clock neither delays nor hastens a probe. */
   async scan(now: number): Promise<void> {
-    if (this.state === 'offline' && now < this.nextProbeAt) return;
+    if (!this.health.scanDue(now)) return;
     // Made only when a device changed, which most polls do not.
     let changed: Set<Device> | undefined;
     const started = performance.now();
@@ -329,7 +221,7 @@ export class SlaveUnit {
     // While offline the scan is a probe: one attempt per block, no retries.
     const retries = probing ? 0 : undefined;
     const scanNumber = this.scanNumber++;
-    const faultsBefore = this.faults;
+    const faultsBefore = this.health.faults;
     let answered = false;
     let failure: Error | undefined;
     let interrupted: ModbusError | undefined;
@@ -362,86 +254,27 @@ export class SlaveUnit {
         continue;
       }
       // A late reply can pass for the answer to this read: nothing more is read or trusted once the slave was caught at it.
-      if (this.faults !== faultsBefore) break;
+      if (this.health.faults !== faultsBefore) break;
       answered = true;
-      const readAt = Date.now();
+      const readAt = performance.now();
       this.stats.lastOkAt = readAt;
       changed = this.storeRead(read, response, readAt, since, changed);
     }
-    if (this.faults !== faultsBefore) {
+    if (this.health.faults !== faultsBefore) {
       answered = false;
-      failure = new ModbusError('protocol', `slave ${this.unit} ${this.lastFault}`);
+      failure = new ModbusError('protocol', `slave ${this.unit} ${this.health.lastFault}`);
     }
     this.stats.lastScanMs = performance.now() - started;
     if (!interrupted) this.afterScan(answered, failure, now);
-    else if (interrupted.kind === 'disconnected') this.lineDown(interrupted);
+    else if (interrupted.kind === 'disconnected') this.health.lineDown(interrupted);
     this.firstScanDone();
     if (changed || wasState !== this.state) this.onChange(this, changed ?? NOTHING_CHANGED, wasState !== this.state);
   }
 
   private afterScan(answered: boolean, failure: Error | undefined, now: number): void {
-    if (failure) {
-      this.stats.failedScans++;
-      this.lastError = failure.message;
-    } else {
-      this.stats.scans++;
-    }
-    if (!answered) {
-      if (!failure) return;
-      this.silentScans++;
-      if (this.state === 'offline') {
-        this.probeFailed(now);
-      } else if (this.silentScans >= SILENT_SCANS_TO_OFFLINE && performance.now() - this.lastAnswerAt >= SILENCE_TO_OFFLINE_MS) {
-        this.setState('offline', `is offline: ${this.lastError}; probing it with back-off`);
-        this.outage.begin();
-        this.probeDelay = FIRST_PROBE_MS;
-        this.probeFailed(now);
-      }
-      return;
-    }
-    this.silentScans = 0;
-    if (this.state === 'starting' || this.state === 'offline') {
-      const wasOffline = this.state === 'offline';
-      // Old misses say nothing about the slave that answers now.
-      this.attempts.reset();
-      this.probeDelay = FIRST_PROBE_MS;
-      if (wasOffline) {
-        this.returns++;
-        this.setState('online', `is back online after ${this.outage.secondsSinceBegin} s (${this.outage.attemptsSinceBegin} probes)`);
-      } else {
-        this.state = 'online';
-      }
-      return;
-    }
-    const ratio = this.attempts.ratio();
-    if (this.state === 'online' && this.attempts.size >= RATIO_MIN_SAMPLES && ratio < DEGRADED_BELOW) {
-      this.setState('degraded', `is degraded: answered ${percent(ratio)} of the last ${this.attempts.size} attempts (last error: ${this.lastError}); still scanned`);
-    } else if (this.state === 'degraded' && ratio >= ONLINE_FROM) {
-      this.setState('online', `is online again: answered ${percent(ratio)} of the last ${this.attempts.size} attempts`);
-    }
-  }
-
-  /** The line stayed down: the slave is unreachable, and tried at every scan slot (at no cost) until it is back. */
-  private lineDown(error: ModbusError): void {
-    if (this.state === 'offline' || this.bus.downForMs() < LINE_DOWN_OFFLINE_MS) return;
-    this.lastError = error.message;
-    this.setState('offline', `is unreachable: ${error.message}`);
-    this.outage.begin();
-    this.probeDelay = FIRST_PROBE_MS;
-    this.nextProbeAt = 0;
-  }
-
-  private probeFailed(now: number): void {
-    this.nextProbeAt = now + this.probeDelay;
-    this.probeDelay = Math.min(this.probeDelay * 2, MAX_PROBE_MS);
-    const summary = this.outage.attempt();
-    if (summary) this.log('warn', `${this.label()} still offline, ${summary.attempts} probes in the last ${summary.minutes} min: ${this.lastError}`);
-  }
-
-  /** One log line per transition, never one per attempt. */
-  private setState(next: SlaveState, why: string): void {
-    this.state = next;
-    this.log(next === 'online' ? 'info' : 'warn', `${this.label()} ${why}`);
+    if (failure) this.stats.failedScans++;
+    else this.stats.scans++;
+    this.health.afterScan(answered, failure, now);
   }
 
   private label(): string {
@@ -460,7 +293,7 @@ export class SlaveUnit {
       for (const index of indices) {
         const since = this.cache.mark();
         const response = await this.request(this.blockReads[index]!, 'input', 0);
-        if ('registers' in response) changed = this.storeBlock(index, response.registers, 0, Date.now(), since, changed);
+        if ('registers' in response) changed = this.storeBlock(index, response.registers, 0, performance.now(), since, changed);
       }
     } catch {
       // Counted in stats by request(); the next scan or read tries again.
@@ -576,7 +409,3 @@ export class SlaveUnit {
 
 /** Worse qualities rank higher: a device is as good as its worst block. */
 const QUALITY_RANK: Readonly<Record<Quality, number>> = { good: 0, stale: 1, unknown: 2, offline: 3 };
-
-function percent(ratio: number): string {
-  return `${Math.round(ratio * 100)} %`;
-}

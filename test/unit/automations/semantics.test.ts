@@ -66,11 +66,11 @@ describe('bad inputs', () => {
     const { gate, timeline, lines } = await gateWith(`  rise:\n    when: {input: di/1_01, edge: rising}\n    then: {output: do/1_01, set: on}\n`);
     await sleep(200);
     gate.board.silent = true;
-    await until(() => gate.runtime.registry.find('di', '1_01')!.pointMeta(Date.now()).quality === 'offline', 'the board to be offline', 5000);
+    await until(() => gate.runtime.registry.find('di', '1_01')!.pointMeta(performance.now()).quality === 'offline', 'the board to be offline', 5000);
     gate.setInput(0, true);
     await sleep(200);
     gate.board.silent = false;
-    await until(() => gate.runtime.registry.find('di', '1_01')!.pointMeta(Date.now()).quality === 'good', 'the board to be back', 5000);
+    await until(() => gate.runtime.registry.find('di', '1_01')!.pointMeta(performance.now()).quality === 'good', 'the board to be back', 5000);
     await sleep(300);
     assert.ok(neverOn(timeline, 'do/1_01'), 'the first good reading after the outage is a baseline, not an edge');
     assert.ok(!lines.some((line) => line.includes('automation:rise: do/1_01')), 'no write attributed to it');

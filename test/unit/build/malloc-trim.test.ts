@@ -57,6 +57,8 @@ describe('the malloc_trim addon', { timeout: 60_000 }, () => {
     const load = loadMallocTrim(DIST);
     assert.ok('trim' in load, JSON.stringify(load));
     assert.equal(typeof load.trim(), 'boolean');
+    // mallopt(M_TRIM_THRESHOLD, 64 KB), for a daemon started without the unit's environment.
+    assert.equal(load.setTrimThreshold(), true);
   });
 
   for (const [name, node] of [

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import WebSocket from 'ws';
+import { replaceFile } from '../../helpers/reload-storm.js';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -65,7 +66,7 @@ const READER = 'reader-token-000001';
 async function startWith(text: string, { filePort = false, asService = false } = {}): Promise<{ daemon: SpawnedDaemon; file: string }> {
   const dir = tempDir('iogate-reload-');
   const file = join(dir, 'config.yaml');
-  writeFileSync(file, text);
+  replaceFile(file, text);
   const nodeOptions = asService ? ((await import(new URL('../../../bench/common.mjs', import.meta.url).href)) as { serviceNodeOptions(): string[] }).serviceNodeOptions() : [];
   const daemon = await spawnDaemon(['--config', file], { cwd: dir, filePort, nodeOptions });
   return { daemon, file };
@@ -80,7 +81,7 @@ function metric(text: string, name: string, labels: string): number {
 test('an invalid file changes nothing: 400 with the problems, and the old configuration serves on', async () => {
   const { daemon, file } = await startWith(configText());
   try {
-    writeFileSync(file, configText({ buses: [bus('A', 200, [1]), ['  B:', '    type: MODBUS']] }));
+    replaceFile(file, configText({ buses: [bus('A', 200, [1]), ['  B:', '    type: MODBUS']] }));
     const refused = await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN });
     assert.equal(refused.status, 400);
     const body = JSON.parse(refused.body);
@@ -105,7 +106,7 @@ test('with interlocks configured, a reload that changes them or the buses is ref
   const { daemon, file } = await startWith(text(guarded(500)));
   try {
     for (const changed of [guarded(100), guarded(500, 300)]) {
-      writeFileSync(file, text(changed));
+      replaceFile(file, text(changed));
       const refused = await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN });
       assert.equal(refused.status, 400);
       assert.match(refused.body, /takes a restart/);
@@ -114,7 +115,7 @@ test('with interlocks configured, a reload that changes them or the buses is ref
     assert.equal((await call(daemon.baseUrl, 'POST', '/rest/do/1_01', { token: ADMIN, body: 'value=1' })).status, 200);
     assert.equal((await call(daemon.baseUrl, 'POST', '/rest/do/1_02', { token: ADMIN, body: 'value=1' })).status, 409);
     // Only a token added: applied in place.
-    writeFileSync(file, text(guarded(500), [`${READER}:read`, `${ADMIN}:admin`, 'second-reader-00001:read']));
+    replaceFile(file, text(guarded(500), [`${READER}:read`, `${ADMIN}:admin`, 'second-reader-00001:read']));
     assert.equal((await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN })).status, 200);
     assert.equal((await call(daemon.baseUrl, 'GET', '/rest/do/1_01', { token: 'second-reader-00001' })).status, 200);
   } finally {
@@ -144,7 +145,7 @@ test('a valid file is applied as a difference: unchanged buses keep polling, ali
     const scansBefore = metric(before.body, 'iogate_slave_scans_total', 'bus="A"');
 
     // B changes, C is new, the reader token goes.
-    writeFileSync(file, configText({ tokens: [`${ADMIN}:admin`], buses: [bus('A', 200, [1]), bus('B', 300, [2]), bus('C', 200, [3])] }));
+    replaceFile(file, configText({ tokens: [`${ADMIN}:admin`], buses: [bus('A', 200, [1]), bus('B', 300, [2]), bus('C', 200, [3])] }));
     const reloaded = await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN, agent });
     assert.equal(reloaded.status, 200, reloaded.body);
     const report = JSON.parse(reloaded.body).result;
@@ -173,7 +174,7 @@ test('a valid file is applied as a difference: unchanged buses keep polling, ali
     assert.equal((await call(daemon.baseUrl, 'GET', '/json/di/3_01', { token: ADMIN })).status, 200);
 
     // C goes away again: its devices with it.
-    writeFileSync(file, configText({ tokens: [`${ADMIN}:admin`], buses: [bus('A', 200, [1]), bus('B', 300, [2])] }));
+    replaceFile(file, configText({ tokens: [`${ADMIN}:admin`], buses: [bus('A', 200, [1]), bus('B', 300, [2])] }));
     const removed = JSON.parse((await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN })).body).result;
     assert.deepEqual(removed.buses, { kept: ['modbus:A', 'modbus:B'], restarted: [], started: [], stopped: ['modbus:C'] });
     assert.equal((await call(daemon.baseUrl, 'GET', '/json/di/3_01', { token: ADMIN })).status, 404);
@@ -193,7 +194,7 @@ test('a port change binds the new port before the old one closes; open connectio
   try {
     const first = await call(daemon.baseUrl, 'GET', '/version', { agent });
     const newPort = await freePort();
-    writeFileSync(file, configText({ port: newPort }));
+    replaceFile(file, configText({ port: newPort }));
     daemon.child.kill('SIGHUP');
     await waitFor(() => new RegExp(`listening on http://127\\.0\\.0\\.1:${newPort}`).test(daemon.output()));
     assert.equal((await call(`http://127.0.0.1:${newPort}`, 'GET', '/version')).status, 200);
@@ -233,7 +234,7 @@ test('100 reloads under load: no request fails, no WebSocket client is dropped, 
     })();
     const rss: number[] = [];
     for (let round = 1; round <= 100; round++) {
-      writeFileSync(file, variants[round % 2]!);
+      replaceFile(file, variants[round % 2]!);
       const reply = await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN, agent });
       assert.equal(reply.status, 200, reply.body);
       if (round === 20 || round === 100) rss.push(rssKb(daemon.child.pid!));
@@ -286,7 +287,7 @@ test('WebSocket limits change in place: clients already connected stay, the new 
     await Promise.all([once(first, 'open'), once(second, 'open')]);
     let closed = 0;
     for (const client of [first, second]) client.on('close', () => closed++);
-    writeFileSync(file, configText({ extra: ['  limits: {max_websocket_clients: 1}'] }));
+    replaceFile(file, configText({ extra: ['  limits: {max_websocket_clients: 1}'] }));
     const reply = await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN });
     assert.equal(JSON.parse(reply.body).result.components.access, 'updated');
     // Above the new cap already: nobody is thrown out, and nobody new comes in.
@@ -317,12 +318,12 @@ test('1-Wire: a rebuilt board bus rebuilds the 1-Wire bus whose owpower it holds
     assert.equal(set.status, 200, set.body);
 
     // Another board bus: the 1-Wire bus stays.
-    writeFileSync(file, configText({ buses: [bus('A', 200, [1]), bus('B', 300, [2]), oneWire] }));
+    replaceFile(file, configText({ buses: [bus('A', 200, [1]), bus('B', 300, [2]), oneWire] }));
     const other = JSON.parse((await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN })).body).result;
     assert.deepEqual(other.buses.restarted, ['modbus:B']);
     assert.ok(other.buses.kept.includes('1-wire:OW'));
     // The owpower board's bus (device 1 on A): rebuilt with it.
-    writeFileSync(file, configText({ buses: [bus('A', 300, [1]), bus('B', 300, [2]), oneWire] }));
+    replaceFile(file, configText({ buses: [bus('A', 300, [1]), bus('B', 300, [2]), oneWire] }));
     const report = JSON.parse((await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN })).body).result;
     assert.deepEqual(report.buses.restarted, ['modbus:A', '1-wire:OW']);
     await waitFor(async () => (await sensor())?.alias === 'outside');

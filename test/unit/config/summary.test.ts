@@ -39,3 +39,12 @@ test('summary describes enabled webhook and MQTT', () => {
   assert.match(summary, /Webhook +on, POST http:\/\/10\.0\.0\.2\/hook for di, wd/);
   assert.match(summary, /MQTT +on, mqtts:\/\/broker:1883 as plc, topics site\/plc\/\.\.\., qos 0/);
 });
+
+test('summary lists interlocks and covers, and nothing about them when there are none', () => {
+  const { config } = loadConfig({});
+  assert.doesNotMatch(startupSummary(config), /^Outputs:/m);
+  config.interlocks = [{ outputs: ['do/1_01', 'pump'], dwellMs: 500, switchOver: true, where: 'interlocks[0]' }];
+  config.covers = [{ name: 'blind', up: 'ro/2_01', down: 'ro/2_02', travelUpS: 30, travelDownS: 28, tiltS: 1.5, overrunS: 2, dwellMs: 500 }];
+  const summary = startupSummary(config);
+  assert.match(summary, /^Outputs:\n {2}interlock do\/1_01 \/ pump: never on together, 500 ms between, a write switches the other off first\n {2}cover blind: up ro\/2_01, down ro\/2_02, travel 30 s up \/ 28 s down, tilt 1.5 s$/m);
+});

@@ -14,7 +14,8 @@ import { BRAIN_DO, BRAIN_LED, OutputTimeline, RELAY_01, type Sample } from '../.
 import { connect, type TestClient } from '../../helpers/ws-client.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
-// Random batches of output writes (some with pulses) and cover commands, each
+// Random batches of output writes (some with pulses), writes of the raw
+// registers that mirror the outputs, and cover commands, each
 // batch sent at once over REST, JSON, bulk, RPC, WebSocket and MQTT, against
 // simulated boards whose relays are sampled at the boards after every write
 // they serve. Whatever the interleaving: no interlock group (the covers' own
@@ -74,7 +75,8 @@ covers:
 type Api = 'rest' | 'json' | 'bulk' | 'rpc' | 'ws' | 'mqtt';
 type Action =
   | { kind: 'write'; api: Api; output: string; value: 0 | 1; pulseMs: number | null }
-  | { kind: 'cover'; api: Api; cover: CoverName; fields: Record<string, string | number> };
+  | { kind: 'cover'; api: Api; cover: CoverName; fields: Record<string, string | number> }
+  | { kind: 'register'; api: Api; circuit: string; value: number };
 
 const api = fc.constantFrom<Api>('rest', 'json', 'bulk', 'rpc', 'ws', 'mqtt');
 const writeAction = fc.record({
@@ -97,8 +99,25 @@ const coverAction = fc.oneof(
   }),
   fc.record({ kind: fc.constant('cover' as const), api, cover: fc.constant<CoverName>('x'), fields: fc.integer({ min: 0, max: 100 }).map((tilt) => ({ tilt })) }),
 );
+/** One bit, set in `tenths` of the draws: the covers' relays are set seldom, so most writes of their register get through. */
+const bit = (position: number, tenths: number) => fc.integer({ min: 0, max: 9 }).map((roll) => (roll < tenths ? 1 << position : 0));
+const word = (...set: Array<fc.Arbitrary<number>>) => fc.tuple(...set).map((ones) => ones.reduce((value, one) => value | one, 0));
+// The holding registers that mirror the outputs: a write sets all their bits at once.
+const registerAction: fc.Arbitrary<Action> = fc
+  .tuple(
+    api,
+    fc.oneof(
+      // do 1_01..1_04 (do 1_04 in no group)
+      word(bit(0, 5), bit(1, 5), bit(2, 5), bit(3, 5)).map((value) => ({ circuit: '1_1', value })),
+      // led 1_01..1_04, the first three a switch-over group
+      word(bit(0, 5), bit(1, 5), bit(2, 5), bit(3, 5)).map((value) => ({ circuit: '1_20', value })),
+      // ro 2_01..2_08: the covers' relays seldom set; ro 2_05 and 2_06 interlocked with do 1_03
+      word(bit(0, 1), bit(1, 1), bit(2, 1), bit(3, 1), bit(4, 5), bit(5, 5), bit(6, 5), bit(7, 5)).map((value) => ({ circuit: '2_1', value })),
+    ),
+  )
+  .map(([api, { circuit, value }]) => ({ kind: 'register' as const, api, circuit, value }));
 const batch = fc.record({
-  actions: fc.array(fc.oneof({ arbitrary: writeAction, weight: 3 }, { arbitrary: coverAction, weight: 2 }), { minLength: 1, maxLength: 12 }),
+  actions: fc.array(fc.oneof({ arbitrary: writeAction, weight: 3 }, { arbitrary: coverAction, weight: 2 }, { arbitrary: registerAction, weight: 1 }), { minLength: 1, maxLength: 12 }),
   pauseMs: fc.integer({ min: 0, max: 10 }),
 });
 /** Batches until a run has its steps. */
@@ -111,6 +130,8 @@ let bridge: MqttBridge;
 let ws: TestClient;
 let mqtt: Observer;
 let mqttSent = 0;
+/** Register writes sent over REST and JSON, and how many of them an interlock or cover refused: both kinds must occur. */
+const registerWrites = { sent: 0, refused: 0 };
 let mqttAnswered = 0;
 const unexpected: string[] = [];
 
@@ -161,10 +182,21 @@ function judgeReply(api: string, reply: Reply): void {
 }
 
 async function send(action: Action, id: number): Promise<void> {
-  const [type, circuit] = action.kind === 'write' ? action.output.split('/') as [string, string] : ['cover', action.cover];
+  const [type, circuit] =
+    action.kind === 'write' ? (action.output.split('/') as [string, string]) : action.kind === 'register' ? ['register', action.circuit] : ['cover', action.cover];
   const fields: Record<string, string | number> =
-    action.kind === 'write' ? { value: action.value, ...(action.pulseMs === null ? {} : { pulse_ms: action.pulseMs }) } : action.fields;
+    action.kind === 'write'
+      ? { value: action.value, ...(action.pulseMs === null ? {} : { pulse_ms: action.pulseMs }) }
+      : action.kind === 'register'
+        ? { value: action.value }
+        : action.fields;
   const base = gate.baseUrl;
+  if (action.kind === 'register' && (action.api === 'rest' || action.api === 'json')) {
+    const reply = action.api === 'rest' ? await postForm(`${base}/rest/register/${circuit}`, { value: String(action.value) }) : await postJson(`${base}/json/register/${circuit}`, fields);
+    registerWrites.sent++;
+    if (reply.status === 409) registerWrites.refused++;
+    return judgeReply(action.api, reply);
+  }
   switch (action.api) {
     case 'rest':
       return judgeReply('rest', await postForm(`${base}/rest/${type}/${circuit}`, Object.fromEntries(Object.entries(fields).map(([k, v]) => [k, String(v)]))));
@@ -335,9 +367,10 @@ test(`property: ${STEPS} random steps over every API keep interlocks, dwell and 
   const { samples, violations } = checkInterlocks();
   const seconds = (performance.now() - started) / 1000;
   process.stderr.write(
-    `property: ${steps} steps (${mqttSent} over MQTT), ${samples} board samples, ${positionChecks} position checks (worst ${worst.toFixed(2)} %), ${violations.length} violations, ${seconds.toFixed(1)} s, seed ${SEED}\n`,
+    `property: ${steps} steps (${mqttSent} over MQTT; ${registerWrites.sent} register writes over REST and JSON, ${registerWrites.refused} refused), ${samples} board samples, ${positionChecks} position checks (worst ${worst.toFixed(2)} %), ${violations.length} violations, ${seconds.toFixed(1)} s, seed ${SEED}\n`,
   );
   assert.ok(steps >= STEPS, `${steps} steps run`);
   assert.equal(violations.length, 0);
+  assert.ok(registerWrites.refused > 0 && registerWrites.refused < registerWrites.sent, 'register writes both carried out and refused');
 });
 

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
+import { replaceFile } from '../../helpers/reload-storm.js';
 import { spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -46,13 +47,13 @@ test('the broker connection survives a reload of other settings; a new bus recon
     await observer.waitFor('plc/availability/1', (text) => text === 'online');
     const logins = broker.logins.length;
 
-    writeFileSync(file, configText(broker.port, { corsOrigin: 'https://b.example', buses: ['A'] }));
+    replaceFile(file, configText(broker.port, { corsOrigin: 'https://b.example', buses: ['A'] }));
     const same = await reload();
     assert.equal(same.components.mqtt, 'kept');
     assert.equal(same.components.access, 'updated');
     assert.equal(broker.logins.length, logins, 'no new MQTT connection');
 
-    writeFileSync(file, configText(broker.port, { corsOrigin: 'https://b.example', buses: ['A', 'B'] }));
+    replaceFile(file, configText(broker.port, { corsOrigin: 'https://b.example', buses: ['A', 'B'] }));
     const added = await reload();
     assert.deepEqual(added.buses.started, ['modbus:B']);
     assert.equal(added.components.mqtt, 'restarted (the buses changed)');

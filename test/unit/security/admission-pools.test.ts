@@ -110,8 +110,15 @@ test('an address whose slots all hold answered idle connections: its newcomers a
 });
 
 describe('with the clock', () => {
-  beforeEach(() => mock.timers.enable({ apis: ['Date', 'setInterval'], now: 1_000_000 }));
-  afterEach(() => mock.timers.reset());
+  beforeEach(() => {
+    mock.timers.enable({ apis: ['Date', 'setInterval'], now: 1_000_000 });
+    // Admission ages connections on the monotonic clock; here it follows the mocked one.
+    mock.method(performance, 'now', () => Date.now());
+  });
+  afterEach(() => {
+    mock.timers.reset();
+    mock.restoreAll();
+  });
 
   test('heads still incomplete after the grace time are junk: a newcomer of the same address evicts the oldest; young ones are not evicted', () => {
     const { connect, stats } = rig(1024, 4);

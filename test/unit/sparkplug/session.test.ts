@@ -125,12 +125,24 @@ test('an analog mode change gives the device a new birth with the new unit', asy
   assert.deepEqual(host.seqGaps(NODE), []);
 });
 
-test('a clean stop publishes NDEATH with the bdSeq of the birth, QoS 1, not retained', async () => {
+test('every metric of every NBIRTH, DBIRTH, NDATA and DDATA so far carries a timestamp, as the spec requires', () => {
+  const carriers = host.messages.filter((m) => m.edgeNode === NODE && ['NBIRTH', 'DBIRTH', 'NDATA', 'DDATA'].includes(m.type));
+  assert.ok(carriers.some((m) => m.type === 'NBIRTH') && carriers.some((m) => m.type === 'DBIRTH') && carriers.some((m) => m.type === 'DDATA'));
+  const untimed = carriers.flatMap((m) => m.metrics.filter((x) => typeof x.timestamp !== 'number' || x.timestamp <= 0).map((x) => `${m.type} ${x.name ?? x.alias}`));
+  assert.deepEqual(untimed, []);
+});
+
+test('a clean stop over MQTT 3.1.1 (aedes) publishes NDEATH itself, with the bdSeq of the birth, QoS 1, not retained', async () => {
   const bdSeq = node.stats().bdSeq;
+  const birth = host.messages.filter(isType('NBIRTH')).at(-1)!;
+  // So that an NDEATH made now is told apart from one made with the birth by its millisecond timestamp.
+  while (Date.now() <= birth.timestamp!) await new Promise((resolve) => setTimeout(resolve, 1));
   await node.stop();
   const death = await host.waitFor(isType('NDEATH'));
   assert.equal(death.topic, `spBv1.0/plant/NDEATH/${NODE}`);
   assert.equal(death.metrics.find((m) => m.name === 'bdSeq')?.value, bdSeq);
   assert.equal(death.retain, false);
   assert.equal(death.seq, undefined);
+  // 3.1.1 has no "disconnect with Will": this NDEATH was made at the stop, after the birth (the Will's is older).
+  assert.ok(death.timestamp! > birth.timestamp!, `an NDEATH of its own (${death.timestamp} > ${birth.timestamp})`);
 });

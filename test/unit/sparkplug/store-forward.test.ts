@@ -79,7 +79,7 @@ test('the buffer keeps the newest changes within its cap, counts drops, and surv
 
 test('changes older than max_age_s are dropped at replay', () => {
   let now = 1_000_000;
-  const buffer = new StoreForward({ memoryMb: 1, maxAgeS: 10, edgeNodeKey: 'x', log: () => undefined, now: () => now });
+  const buffer = new StoreForward({ memoryMb: 1, maxAgeS: 10, edgeNodeKey: 'x', log: () => undefined, now: () => now, monotonicNow: () => now });
   buffer.push({ device: '1', name: 'a', datatype: 11, value: true, timestamp: now });
   now += 5000;
   buffer.push({ device: '1', name: 'a', datatype: 11, value: false, timestamp: now });
@@ -88,5 +88,27 @@ test('changes older than max_age_s are dropped at replay', () => {
     buffer.take(10).map((change) => change.value),
     [false],
   );
+  assert.equal(buffer.dropped, 1);
+});
+
+test('a step of the wall clock neither drops buffered changes nor keeps them past max_age_s', () => {
+  let wall = 1_700_000_000_000;
+  let monotonic = 5000;
+  const buffer = new StoreForward({ memoryMb: 1, maxAgeS: 10, edgeNodeKey: 'x', log: () => undefined, now: () => wall, monotonicNow: () => monotonic });
+  buffer.push({ device: '1', name: 'a', datatype: 11, value: true, timestamp: wall });
+  // NTP's first sync on a board without RTC: an hour forward, one second later.
+  wall += 3_600_000;
+  monotonic += 1000;
+  assert.deepEqual(
+    buffer.take(10).map((change) => change.value),
+    [true],
+    'a change one second old is sent, whatever the wall clock did',
+  );
+  assert.equal(buffer.dropped, 0);
+  buffer.push({ device: '1', name: 'a', datatype: 11, value: false, timestamp: wall });
+  // Back an hour, and 11 s pass: the change is too old by the monotonic clock.
+  wall -= 3_600_000;
+  monotonic += 11_000;
+  assert.deepEqual(buffer.take(10), []);
   assert.equal(buffer.dropped, 1);
 });

@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { readCheckedConfig, type CheckOptions } from './checked-config.js';
+import { automationReferenceProblems } from './automations/references.js';
+import { describeAutomation } from './automations/describe.js';
 import { ConfigError } from './config/errors.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
@@ -122,6 +124,12 @@ function main(): void {
     process.exit(EXIT_CONFIG);
   }
   const { config, warnings } = checked;
+  const automationProblems = automationReferenceProblems(config, checked.findModel);
+  if (automationProblems.length > 0) {
+    const message = new ConfigError(automationProblems).message;
+    process.stderr.write(`iogate: ${args['check-config'] ? 'configuration check failed' : 'cannot start'}: ${message}\n`);
+    process.exit(EXIT_CONFIG);
+  }
 
   if (args.reload) {
     reloadRunningDaemon(args.pid ?? process.env['MAINPID'], config.stateDir);
@@ -129,7 +137,8 @@ function main(): void {
   }
   if (args['check-config']) {
     for (const warning of warnings) process.stderr.write(`WARNING ${warning}\n`);
-    process.stdout.write(`${startupSummary(config)}\nConfiguration OK\n`);
+    const automations = config.automations.map((automation) => `  ${describeAutomation(automation)}\n`).join('');
+    process.stdout.write(`${startupSummary(config)}\n${automations ? `Automations:\n${automations}` : ''}Configuration OK\n`);
     return;
   }
   if (args['read-plan']) {

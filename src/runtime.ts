@@ -27,6 +27,8 @@ import { createLink } from './transport/create-link.js';
 import { tracedLink } from './transport/traced-link.js';
 import { OutputControl } from './control/output-control.js';
 import type { Simulation } from './sim/simulation.js';
+import { AutomationEngine } from './automations/engine.js';
+import type { FirmwareOffload } from './automations/offload.js';
 
 // Assembles the daemon's core from a configuration: buses, slaves, devices,
 // the registry, the change feed and the alias file. The APIs are attached on
@@ -62,6 +64,8 @@ export interface Runtime {
   counters: CounterBook;
   /** The control layer: interlocks, pulses, covers. */
   control: OutputControl;
+  /** `automations:`, writing through the same path as every API. */
+  automations: AutomationEngine;
   /** Ends pulses and stops covers, stops polling and the buses, and writes unsaved alias and output state, and counter totals. */
   stop(): Promise<void>;
 }
@@ -98,7 +102,7 @@ export function buildRuntime(
   config: Config,
   findModel: (name: string) => BoardModel | undefined,
   log: Logger,
-  options: { traceModbus?: boolean } = {},
+  options: { traceModbus?: boolean; offload?: FirmwareOffload } = {},
 ): ReloadableRuntime {
   const registry = new Registry();
   const feed = new ChangeFeed();
@@ -283,6 +287,16 @@ export function buildRuntime(
   // After the aliases: interlocks and covers may name outputs by alias.
   const control = new OutputControl(registry, feed, log, config.stateDir, config.interlocks, config.covers);
   registry.writeControl = control;
+  // After the control layer: an automation writes like any client, through it.
+  const automations = new AutomationEngine({
+    registry,
+    feed,
+    log,
+    stateDir: config.stateDir,
+    offload: options.offload,
+    failSafeOff: (output, why, done) => control.failSafeOff(output, why, done),
+  });
+  automations.configure(config.automations, config.location);
 
   const runtime: ReloadableRuntime = {
     registry,
@@ -298,6 +312,7 @@ export function buildRuntime(
       return sum;
     },
     control,
+    automations,
     async start() {
       started = true;
       for (const unit of units.values()) unit.start();
@@ -312,9 +327,12 @@ export function buildRuntime(
       qualityWatch.start();
       // What a crash left switched on is known once the boards were read.
       control.start();
+      // Last: its baselines are the first scan's readings, and its writes pass the control layer's rules.
+      await automations.start();
     },
     async stop() {
-      // While the buses still run: pulses end and covers stop before iogate goes.
+      // While the buses still run: sequences stop, pulses end and covers stop before iogate goes.
+      await automations.stop();
       await control.stop();
       cycleGuard.stop();
       qualityWatch.stop();
@@ -365,6 +383,11 @@ export function buildRuntime(
       registry.invalidate();
       if (started) for (const unit of fresh) unit.start();
       for (const unit of fresh) control.adopt(unit.devices);
+      // Automations name devices, some of which were just rebuilt.
+      automations.rebind();
+      const changes = await automations.update(next.automations, next.location);
+      const moved = [...changes.restarted.map((id) => `${id} restarted`), ...changes.started.map((id) => `${id} started`), ...changes.stopped.map((id) => `${id} stopped`)];
+      if (moved.length > 0) log.info(`automations: ${moved.join(', ')}${changes.kept.length > 0 ? `; ${changes.kept.length} kept with their timers` : ''}`);
       return report;
     },
   };

@@ -10,6 +10,7 @@ import { startWebhook, type Webhook } from './api/webhook.js';
 import { attachWebSocket, type WebSocketEndpoint } from './api/ws/server.js';
 import { readCheckedConfig, type CheckOptions, type CheckedConfig } from './checked-config.js';
 import { ConfigError } from './config/errors.js';
+import { automationReferenceProblems } from './automations/references.js';
 import { SETTLE_MS, readWhenStable } from './config/stable-file.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
@@ -90,6 +91,9 @@ export function createService(options: ServiceOptions): Service {
     },
     get oneWire() {
       return runtime.oneWire;
+    },
+    get automations() {
+      return runtime.automations;
     },
   };
   // It lists the registry's devices on each sample, so devices a reload adds or removes are followed.
@@ -339,6 +343,12 @@ export function createService(options: ServiceOptions): Service {
     }
     const previous = config;
     const next = checked.config;
+    const automationProblems = automationReferenceProblems(next, checked.findModel);
+    if (automationProblems.length > 0) {
+      const error = new ConfigError(automationProblems);
+      log.error(`reload refused, still serving the previous configuration: ${error.message}`);
+      throw error;
+    }
     const refusal = outputControlReloadProblem(previous, next);
     if (refusal !== undefined) {
       log.error(`reload refused, still serving the previous configuration: ${refusal}`);
@@ -366,7 +376,9 @@ export function createService(options: ServiceOptions): Service {
     report.buses = await runtime.reload(next, checked.findModel, { traceModbus: options.traceModbus });
     // The MQTT bridge indexes the slaves and their devices when it starts (availability, discovery):
     // after a bus was rebuilt, added or removed it starts again, so the broker sees the new set.
-    const busesChanged = report.buses.restarted.length + report.buses.started.length + report.buses.stopped.length > 0;
+    // Automations are devices too (a changed one is a new device): the births list them.
+    const automationsChanged = unitKey(previous.automations) !== unitKey(next.automations);
+    const busesChanged = report.buses.restarted.length + report.buses.started.length + report.buses.stopped.length > 0 || automationsChanged;
     // So does the Sparkplug edge node: its births list the devices.
     for (const [name, running] of [['mqtt', mqtt], ['sparkplug', sparkplug]] as const) {
       const component = components.find((candidate) => candidate.name === name)!;

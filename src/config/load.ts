@@ -12,6 +12,7 @@ import { mergeOver } from './merge.js';
 import { readApis } from './read-apis.js';
 import { readBuses } from './read-buses.js';
 import { readCovers, readInterlocks } from './read-outputs.js';
+import { readAutomations, readLocation } from '../automations/read-config.js';
 import {
   BUILT_IN_ALIAS_FILE,
   BUILT_IN_CONFIG_YAML,
@@ -130,7 +131,7 @@ function requireMapping(tree: TreeNode): MapNode {
   return tree;
 }
 
-function readSections(root: ConfigSection, baseDir: string, findings: Findings): Pick<Config, 'logging' | 'apis' | 'buses' | 'oneWireBuses' | 'interlocks' | 'covers'> {
+function readSections(root: ConfigSection, baseDir: string, findings: Findings): Pick<Config, 'logging' | 'apis' | 'buses' | 'oneWireBuses' | 'interlocks' | 'covers' | 'automations' | 'location'> {
   const logging = root.section('logging');
   const level = logging.choice('level', ['CRITICAL', 'ERROR', 'WARNING', 'INFO', 'DEBUG'] as const, 'INFO');
   // Kept as written: EVOK opens it relative to its working directory.
@@ -146,7 +147,13 @@ function readSections(root: ConfigSection, baseDir: string, findings: Findings):
     ...readBuses(root.section('comm_channels')),
     interlocks: readInterlocks(root),
     covers: readCovers(root),
+    ...readAutomationSections(root),
   };
+}
+
+function readAutomationSections(root: ConfigSection): Pick<Config, 'automations' | 'location'> {
+  const location = readLocation(root);
+  return { location, automations: readAutomations(root, location) };
 }
 
 /**

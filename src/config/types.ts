@@ -1,5 +1,6 @@
 // The daemon's configuration after an EVOK config.yaml (plus autogen.yaml and
 // command-line overrides) has been read, validated and given its defaults.
+import type { AutomationConfig, LocationConfig } from '../automations/types.js';
 import type { Origin } from './yaml-tree.js';
 
 export interface DeviceInfoConfig {
@@ -240,6 +241,10 @@ export interface Config {
   oneWireBuses: OneWireBusConfig[];
   interlocks: InterlockConfig[];
   covers: CoverConfig[];
+  /** `automations:`: local rules on the write path (src/automations/). */
+  automations: AutomationConfig[];
+  /** `location:`: the controller's place and time zone, for schedules and sunrise/sunset. */
+  location: LocationConfig;
   /** Directories searched for user hw-definition YAML files (EVOK v3 format). */
   hwDefinitionDirs: string[];
   /** Where aliases are stored (EVOK: /var/lib/evok/alias.yaml). */

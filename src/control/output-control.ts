@@ -351,6 +351,11 @@ export class OutputControl implements WriteControl {
     for (const output of on) this.offs.request(output, why);
   }
 
+  /** Switches an output off for safety (an automation's timed sequence cut short), retried until it lands; a later write cancels it. */
+  failSafeOff(output: Output, why: string, done?: () => void): void {
+    this.offs.request(output, why, done);
+  }
+
   /** After the first scan: fail-safe offs for what a crash left running, then the rules in force. */
   start(): void {
     for (const [ref, until] of Object.entries(this.state.found.pulses)) {

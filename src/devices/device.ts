@@ -24,7 +24,8 @@ export type DeviceType =
   | 'run'
   | 'nv_save'
   | 'cover'
-  | 'interlock';
+  | 'interlock'
+  | 'automation';
 
 export type DeviceState = Record<string, unknown>;
 

@@ -1,6 +1,7 @@
 import type { Device } from './api.js';
 import { formatNumber, h, setAttr, setText } from './dom.js';
 import { buildCoverControls, coverSummary } from './cover-controls.js';
+import { automationSummary, buildAutomationControls } from './automation-controls.js';
 import { alias, deviceLabel, sensorTitle } from './labels.js';
 import { addPoint, drawChart, seriesKey, svgElement } from './trends.js';
 import { QualityMark } from './quality.js';
@@ -50,7 +51,7 @@ interface Trend {
 
 const SWITCHES = new Set(['do', 'ro', 'led', 'output', 'relay', 'digitaloutput']);
 /** Types that take no alias (EVOK): everything else can be renamed. */
-const NOT_ALIASABLE = new Set(['modbus_slave', 'device_info', 'run']);
+const NOT_ALIASABLE = new Set(['modbus_slave', 'device_info', 'run', 'automation']);
 /** Fields shown by the generic renderer: identity and bulky ones are left out. */
 const HIDDEN_FIELDS = new Set(['dev', 'circuit', 'alias', 'glob_dev_id', 'modes', 'counter_modes', 'ds_modes', 'stats', 'aliases', 'quality', 'ts', 'age_s']);
 
@@ -146,6 +147,7 @@ export class DeviceView {
     }
     if (device.dev === 'ao') this.root.append(this.buildRange());
     if (device.dev === 'cover') this.root.append(buildCoverControls(device, (fields) => this.run(fields), this.refreshers));
+    if (device.dev === 'automation') this.root.append(buildAutomationControls(device, (fields) => this.run(fields), this.refreshers));
     const settings = SETTINGS[device.dev];
     if (settings || !NOT_ALIASABLE.has(device.dev)) {
       const more = h('button', { type: 'button', class: 'more', text: 'Settings', 'aria-expanded': 'false', 'aria-label': `Settings ${deviceLabel(device)}` });
@@ -258,6 +260,10 @@ export class DeviceView {
     }
     if (dev === 'cover') {
       setText(this.value, coverSummary(device));
+      return;
+    }
+    if (dev === 'automation') {
+      setText(this.value, automationSummary(device));
       return;
     }
     if (dev === 'modbus_slave') {

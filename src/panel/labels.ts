@@ -16,6 +16,7 @@ const TYPE_NAMES: Record<string, string> = {
   temp: 'Temperatures', sensor: 'Sensors', '1wdevice': '1-Wire devices', owbus: '1-Wire buses',
   run: 'Service',
   cover: 'Covers',
+  automation: 'Automations',
 };
 
 export function typeName(dev: string): string {
@@ -54,6 +55,8 @@ const ONE_WIRE_TYPES = new Set(['temp', '1wdevice', 'sensor', 'owbus']);
 /** The board (slave) a device belongs to: its circuit's group number, or the circuit of a per-board device. */
 export function boardOf(device: Device): string {
   if (ONE_WIRE_TYPES.has(device.dev)) return ONE_WIRE_BOARD;
+  // Automations belong to no board: their ids (stair_light) only look like circuits.
+  if (device.dev === 'automation') return '';
   // A cover is named by the user (living_room); it sits with the board of its up output (`ro/2_01`).
   if (device.dev === 'cover' && typeof device.up === 'string') return boardOf({ dev: 'ro', circuit: device.up.slice(device.up.indexOf('/') + 1) });
   const circuit = String(device.circuit);

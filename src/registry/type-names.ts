@@ -17,7 +17,7 @@ const ALTERNATES: Readonly<Record<string, DeviceType>> = {
 
 export const CANONICAL_TYPES: readonly DeviceType[] = [
   'ro', 'do', 'di', 'ai', 'ao', 'sensor', 'owbus', 'modbus_slave', 'led', 'watchdog',
-  'register', 'data_point', 'device_info', 'owpower', 'run', 'nv_save', 'cover',
+  'register', 'data_point', 'device_info', 'owpower', 'run', 'nv_save', 'cover', 'automation',
 ];
 
 /**
@@ -29,7 +29,7 @@ const NAMED_ONLY: readonly DeviceType[] = ['interlock'];
 /** Order of `GET /rest/all` (no run, no nv_save). */
 export const REST_ALL_ORDER: readonly DeviceType[] = [
   'di', 'ro', 'do', 'ai', 'ao', 'sensor', 'led', 'watchdog', 'modbus_slave', 'owpower',
-  'register', 'data_point', 'owbus', 'device_info', 'cover',
+  'register', 'data_point', 'owbus', 'device_info', 'cover', 'automation',
 ];
 
 const CANONICAL = new Set<string>([...CANONICAL_TYPES, ...NAMED_ONLY]);

@@ -6,7 +6,7 @@ import type { SimulatedBoard } from './simulated-board.js';
 //   GET  /registers?unit=1&space=holding&address=0&count=4  → {"values":[…]}
 //   POST /registers {"unit":1,"space":"holding","address":0,"values":[…]} → {"ok":true,"at":"<ns>"}
 //   POST /registers {…, "delayMs":12}                                → {"ok":true,"at":null}
-//   GET  /changes?unit=1                                     → {"at":"<ns>","readAt":"<ns>"|null}
+//   GET  /changes?unit=1                                     → {"at":"<ns>","readAt":"<ns>"|null,"writtenAt":"<ns>"|null}
 //   GET  /stats                                              → {"1":{"requests":N},…}
 //   GET  /inputs?unit=1&since=<ms>                           → {"changes":[{"at":ms,"address","bit","on"},…]}
 //   POST /silence {"unit":1,"silent":true}                   → {"ok":true}
@@ -47,8 +47,10 @@ async function handle(boards: ReadonlyMap<number, SimulatedBoard>, req: Incoming
     return Object.fromEntries([...boards].map(([unit, board]) => [unit, { requests: board.requests }]));
   }
   if (url.pathname === '/changes' && req.method === 'GET') {
-    const change = boardOf(boards, url.searchParams.get('unit')).lastChange();
-    return { at: change?.at.toString() ?? null, readAt: change?.readAt?.toString() ?? null };
+    const board = boardOf(boards, url.searchParams.get('unit'));
+    const change = board.lastChange();
+    // writtenAt: the master's last write to the board (an automation's output, say).
+    return { at: change?.at.toString() ?? null, readAt: change?.readAt?.toString() ?? null, writtenAt: board.masterWriteAt?.toString() ?? null };
   }
   if (url.pathname === '/inputs' && req.method === 'GET') {
     const since = Number(url.searchParams.get('since') ?? 0);

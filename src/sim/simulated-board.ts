@@ -48,6 +48,9 @@ export class SimulatedBoard implements SlaveStore {
    */
   private change: { space: Space; from: number; to: number; at: bigint; readAt: bigint | undefined } | undefined;
 
+  /** When the master last wrote (registers or coils), on the same clock: a benchmark times an output from it. */
+  masterWriteAt: bigint | undefined;
+
   /** Switched off (powerOff): the board answers nothing. */
   powered = true;
   /** True while the board answers nothing, as a slave whose line or power is gone (= not powered). */
@@ -174,6 +177,7 @@ export class SimulatedBoard implements SlaveStore {
 
   writeRegisters(address: number, values: number[]): boolean {
     this.writes++;
+    this.masterWriteAt = process.hrtime.bigint();
     if (!this.allPresent('holding', address, values.length)) return false;
     values.forEach((value, i) => this.set('holding', address + i, value));
     return true;
@@ -181,6 +185,7 @@ export class SimulatedBoard implements SlaveStore {
 
   writeCoils(address: number, values: boolean[]): boolean {
     this.writes++;
+    this.masterWriteAt = process.hrtime.bigint();
     for (let i = 0; i < values.length; i++) if (!this.coils.has(address + i)) return false;
     values.forEach((on, i) => {
       const target = this.coils.get(address + i);

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/types.js';
 import { createLogger, type Logger } from '../../src/log.js';
 import { buildRuntime, type Runtime } from '../../src/runtime.js';
+import type { FirmwareOffload } from '../../src/automations/offload.js';
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
 import { tempDir } from './temp-dir.js';
 
@@ -62,6 +63,8 @@ export async function startGate(
     log = createLogger('CRITICAL'),
     firstStates = false,
     silentUnits = [],
+    beforeStart,
+    offload,
   }: {
     websocket?: WebSocketOptions;
     webhook?: WebhookOptions;
@@ -70,14 +73,18 @@ export async function startGate(
     firstStates?: boolean;
     /** Units of the simulated bus that are switched off when the daemon starts (absent boards). */
     silentUnits?: readonly number[];
+    /** What the board holds before iogate's first read (an input already on at start-up). */
+    beforeStart?: (board: SimulatedBoard) => void;
+    offload?: FirmwareOffload;
   } = {},
 ): Promise<Gate> {
   const dir = tempDir('iogate-gate-');
   const file = join(dir, 'config.yaml');
   writeFileSync(file, confinedYaml(yaml));
   const { config } = loadConfig({ file });
-  const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log);
+  const runtime = buildRuntime(config, (name) => findModel(name, new Map()), log, { offload });
   for (const unit of silentUnits) [...runtime.simulations.values()][0]!.boards.get(unit)!.silent = true;
+  if (beforeStart) beforeStart([...runtime.simulations.values()][0]!.boards.values().next().value as SimulatedBoard);
   await runtime.start();
   const guards = apiGuards(config.apis);
   const hook = config.apis.webhook.enabled ? startWebhook(config.apis.webhook, runtime.feed, log, webhook) : undefined;

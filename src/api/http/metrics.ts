@@ -7,6 +7,7 @@ import type { OneWireBus } from '../../onewire/bus.js';
 import type { EdgeNodeStats } from '../sparkplug/edge-node.js';
 import type { AdmissionStats } from './admission.js';
 import type { WebhookStats } from '../webhook.js';
+import type { AutomationFigures, EngineStats } from '../../automations/engine.js';
 
 // `GET /metrics`: per-bus and per-slave Modbus statistics in the Prometheus
 // text exposition format (version 0.0.4), so a line that degrades (timeouts,
@@ -23,6 +24,8 @@ export interface MetricsSource {
   sparkplug?: () => EdgeNodeStats;
   /** The outgoing webhook, when enabled: a receiver that hangs or fails shows here. */
   readonly webhook?: WebhookStats;
+  /** `automations:`: runs and writes attributed to each (`automation:<id>`), loops stopped. */
+  readonly automations?: { figures(): AutomationFigures[]; readonly stats: EngineStats };
 }
 
 export const METRICS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -50,7 +53,7 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
 
 const QUALITIES: readonly Quality[] = ['good', 'stale', 'offline', 'unknown'];
 
-export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, webhook }: MetricsSource): string {
+export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, webhook, automations }: MetricsSource): string {
   // Ages are taken on the monotonic clock (point-meta.ts).
   const now = performance.now();
   const families: Family[] = [];
@@ -146,7 +149,24 @@ export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, we
   if (http) families.push(...httpFamilies(http));
   if (sparkplug) families.push(...sparkplugFamilies(sparkplug()));
   if (webhook) families.push(...webhookFamilies(webhook));
+  if (automations && automations.figures().length > 0) families.push(...automationFamilies(automations.figures(), automations.stats));
   return families.map(renderFamily).join('');
+}
+
+function automationFamilies(figures: AutomationFigures[], stats: EngineStats): Family[] {
+  const per = (pick: (figure: AutomationFigures) => number): Sample[] => figures.map((figure) => [{ automation: figure.id }, pick(figure)]);
+  return [
+    { name: 'iogate_automation_runs_total', type: 'counter', help: 'Times the automation ran its actions.', samples: per((f) => f.runs) },
+    {
+      name: 'iogate_automation_writes_total',
+      type: 'counter',
+      help: 'Writes made by the automation (attributed automation:<id>) through the write path, by result.',
+      samples: figures.flatMap((f): Sample[] => [[{ automation: f.id, result: 'ok' }, f.writes - f.failedWrites], [{ automation: f.id, result: 'failed' }, f.failedWrites]]),
+    },
+    { name: 'iogate_automation_enabled', type: 'gauge', help: '1 while the automation acts.', samples: per((f) => (f.enabled ? 1 : 0)) },
+    { name: 'iogate_automation_offloaded', type: 'gauge', help: "1 while the board's firmware runs the automation.", samples: per((f) => (f.offloaded ? 1 : 0)) },
+    single('iogate_automation_loops_stopped_total', 'counter', 'Automations disabled by the loop guard (too deep a chain, or too many chained runs).', stats.loopsStopped),
+  ];
 }
 
 /** A family of one sample. */

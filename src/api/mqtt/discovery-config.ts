@@ -33,7 +33,7 @@ export interface DiscoveryMessage {
 type Payload = Record<string, unknown>;
 
 /** Device types that become entities; the rest (registers, watchdogs …) stay MQTT-only. 1-Wire sensors: discovery-onewire.ts. */
-export const DISCOVERED_TYPES: ReadonlySet<string> = new Set(['di', 'do', 'ro', 'led', 'ai', 'ao', 'sensor', 'cover']);
+export const DISCOVERED_TYPES: ReadonlySet<string> = new Set(['di', 'do', 'ro', 'led', 'ai', 'ao', 'sensor', 'cover', 'automation']);
 
 const LABELS: Readonly<Record<string, string>> = {
   di: 'Digital input',

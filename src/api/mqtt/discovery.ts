@@ -2,6 +2,7 @@ import type { Device } from '../../devices/device.js';
 import { Cover } from '../../control/cover.js';
 import { DISCOVERED_TYPES, discoveryMessages, type DiscoveryContext, type DiscoveryMessage, type OutputRole, type SlaveInfo } from './discovery-config.js';
 import { oneWireDiscoveryMessages } from './discovery-onewire.js';
+import { automationDiscoveryMessages } from './discovery-automation.js';
 import type { MqttSink } from './sink.js';
 
 // Publishes the retained Home Assistant discovery configs: all of them on
@@ -52,6 +53,7 @@ export class DiscoveryPublisher {
   /** 1-Wire sensors stand on their own; I/O belongs to its Modbus slave. Undefined: nothing to announce. */
   private messagesFor(device: Device): (() => DiscoveryMessage[]) | undefined {
     if (device.type === 'sensor') return () => oneWireDiscoveryMessages(device, this.context);
+    if (device.type === 'automation') return () => automationDiscoveryMessages(device, this.context);
     const slave = this.slaveOf(device);
     return slave ? () => discoveryMessages(device, slave, this.context, this.roles.get(device)) : undefined;
   }

@@ -64,6 +64,8 @@ export interface EdgeNodeOptions {
   feed: ChangeFeed;
   slaves: readonly SlaveUnit[];
   oneWire: ReadonlyArray<{ bus: OneWireBus }>;
+  /** The `automation` devices, as one Sparkplug device `automations`. */
+  automations?: readonly Device[];
   stateDir: string;
   properties: NodeProperties;
   log: Logger;
@@ -130,7 +132,7 @@ export class EdgeNode {
     const { config, edgeNodeId, log } = options;
     this.topics = new SparkplugTopics(config.groupId, edgeNodeId);
     this.walk = new ServerWalk(config.servers);
-    this.model = new PointModel(options.slaves, options.oneWire.map(({ bus }) => bus));
+    this.model = new PointModel(options.slaves, options.oneWire.map(({ bus }) => bus), options.automations);
     const key = `${config.groupId}-${edgeNodeId}`;
     this.bdSeqStore = new BdSeqStore(options.stateDir, key);
     if (this.bdSeqStore.warning) log.warn(`Sparkplug: ${this.bdSeqStore.warning}`);

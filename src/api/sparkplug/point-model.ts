@@ -69,6 +69,12 @@ export const FIELD_MAP: Readonly<Record<string, readonly FieldMapping[] | { none
   device_info: { none: 'model and serial number are node properties' },
   owbus: { none: 'the 1-Wire bus is the Sparkplug device itself; its search settings stay in the other APIs' },
   run: { none: 'the alias table is not process data' },
+  // One Sparkplug device `automations` holds them all; `enabled` is writable (DCMD), as over REST.
+  automation: [
+    { field: 'enabled', datatype: DataType.Boolean },
+    { field: 'offloaded', datatype: DataType.Boolean },
+    { field: 'runs', datatype: DataType.UInt64 },
+  ],
 };
 
 export interface Point {
@@ -89,7 +95,7 @@ export interface Point {
 
 export interface SparkplugDevice {
   id: string;
-  kind: 'modbus' | '1-wire';
+  kind: 'modbus' | '1-wire' | 'automations';
   points: Point[];
   /** Whether it is online now (a slave that answers, a 1-Wire bus whose owserver answers). */
   online(): boolean;
@@ -129,7 +135,7 @@ export class PointModel {
   private nextAlias = 1;
   private readonly oneWireGroups = new Map<OneWireBus, SparkplugDevice>();
 
-  constructor(slaves: readonly SlaveUnit[], oneWireBuses: readonly OneWireBus[]) {
+  constructor(slaves: readonly SlaveUnit[], oneWireBuses: readonly OneWireBus[], automations: readonly Device[] = []) {
     for (const slave of slaves) {
       const group: SparkplugDevice = { id: slave.name, kind: 'modbus', points: [], online: () => slave.answering };
       this.devices.push(group);
@@ -140,6 +146,12 @@ export class PointModel {
       this.devices.push(group);
       this.oneWireGroups.set(bus, group);
       this.adoptSensors(bus);
+    }
+    if (automations.length > 0) {
+      // Always online: automations run in iogate itself.
+      const group: SparkplugDevice = { id: 'automations', kind: 'automations', points: [], online: () => true };
+      this.devices.push(group);
+      for (const device of automations) this.addDevice(group, device);
     }
   }
 

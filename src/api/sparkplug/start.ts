@@ -19,6 +19,7 @@ export function startSparkplug(config: Config, runtime: Pick<Runtime, 'registry'
     feed: runtime.feed,
     slaves: runtime.slaves,
     oneWire: runtime.oneWire,
+    automations: runtime.registry.list('automation'),
     stateDir: config.stateDir,
     properties: {
       version: VERSION_TEXT,

@@ -21,13 +21,13 @@ async function readHolding(port: number, address: number, count: number): Promis
 test('the control endpoint stamps a register write and the first read that covers it', { timeout: 30_000 }, async (t) => {
   const sim = await startSim(['--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0', '--model', '00', '--slave-id', '1']);
   t.after(() => sim.stop());
-  const changes = async () => (await (await fetch(`${sim.controlUrl}/changes?unit=1`)).json()) as { at: string | null; readAt: string | null };
-  assert.deepEqual(await changes(), { at: null, readAt: null });
+  const changes = async () => (await (await fetch(`${sim.controlUrl}/changes?unit=1`)).json()) as { at: string | null; readAt: string | null; writtenAt: string | null };
+  assert.deepEqual(await changes(), { at: null, readAt: null, writtenAt: null });
 
   const response = await fetch(`${sim.controlUrl}/registers`, { method: 'POST', body: JSON.stringify({ unit: 1, space: 'holding', address: 1, values: [1] }) });
   const { ok, at } = (await response.json()) as { ok: boolean; at: string };
   assert.equal(ok, true);
-  assert.deepEqual(await changes(), { at, readAt: null });
+  assert.deepEqual(await changes(), { at, readAt: null, writtenAt: null }, 'the control endpoint is no master: its write is not a master\'s');
 
   // A read of other registers does not count; the control endpoint's own reads are no master's.
   await readHolding(sim.tcpPort!, 6, 1);
@@ -41,13 +41,22 @@ test('the control endpoint stamps a register write and the first read that cover
   // Only the first read after the write is kept.
   await readHolding(sim.tcpPort!, 1, 1);
   assert.equal((await changes()).readAt, first.readAt);
+
+  // A master's write (FC 6) is stamped as writtenAt: a benchmark times an output from it.
+  const socket = connect(sim.tcpPort!, '127.0.0.1');
+  await once(socket, 'connect');
+  socket.write(Buffer.from([0, 2, 0, 0, 0, 6, 1, 6, 0, 1, 0, 0]));
+  await once(socket, 'data');
+  socket.destroy();
+  const written = (await changes()).writtenAt;
+  assert.ok(written !== null && BigInt(written) > BigInt(first.readAt!), `writtenAt ${written}`);
 });
 
 test('a delayed write is answered at once and set later from the simulator\'s own timer', { timeout: 30_000 }, async (t) => {
   const sim = await startSim(['--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0', '--model', '00', '--slave-id', '1']);
   t.after(() => sim.stop());
   const post = (body: unknown) => fetch(`${sim.controlUrl}/registers`, { method: 'POST', body: JSON.stringify(body) });
-  const changes = async () => (await (await fetch(`${sim.controlUrl}/changes?unit=1`)).json()) as { at: string | null; readAt: string | null };
+  const changes = async () => (await (await fetch(`${sim.controlUrl}/changes?unit=1`)).json()) as { at: string | null; readAt: string | null; writtenAt: string | null };
 
   const asked = process.hrtime.bigint();
   const response = await post({ unit: 1, space: 'holding', address: 1, values: [7], delayMs: 300 });
@@ -55,7 +64,7 @@ test('a delayed write is answered at once and set later from the simulator\'s ow
   // Not yet: the reply came before the write.
   if (process.hrtime.bigint() - asked < 250_000_000n) {
     assert.deepEqual(await sim.registers(1, 1, 1), [0]);
-    assert.deepEqual(await changes(), { at: null, readAt: null });
+    assert.deepEqual(await changes(), { at: null, readAt: null, writtenAt: null });
   }
   let change = await changes();
   for (let tries = 0; change.at === null && tries < 500; tries++) {

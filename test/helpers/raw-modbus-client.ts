@@ -13,7 +13,7 @@ export interface Reply {
 export class RawModbusClient {
   private buffered = Buffer.alloc(0);
   private nextId = 1;
-  private readonly waiting = new Map<number, (reply: Reply) => void>();
+  private readonly waiting = new Map<number, (reply: Reply | Error) => void>();
   closed = false;
 
   private constructor(readonly socket: Socket) {
@@ -30,7 +30,11 @@ export class RawModbusClient {
       }
     });
     socket.on('error', () => undefined);
-    socket.on('close', () => (this.closed = true));
+    socket.on('close', () => {
+      this.closed = true;
+      for (const settle of this.waiting.values()) settle(new Error('the server closed the connection'));
+      this.waiting.clear();
+    });
   }
 
   static async connect(port: number, host = '127.0.0.1'): Promise<RawModbusClient> {
@@ -51,7 +55,8 @@ export class RawModbusClient {
       const timer = setTimeout(() => reject(new Error(`no reply to transaction ${id} within ${limitMs} ms`)), limitMs);
       this.waiting.set(id, (reply) => {
         clearTimeout(timer);
-        resolve(reply.pdu);
+        if (reply instanceof Error) reject(reply);
+        else resolve(reply.pdu);
       });
       this.socket.write(Buffer.concat([header, pdu]));
     });

@@ -19,8 +19,8 @@ import type { ModbusServerStats } from './stats.js';
 //  - connections beyond MAX_CONNECTIONS, or MAX_CONNECTIONS_PER_ADDRESS from
 //    one address, are refused.
 
-export const MAX_CONNECTIONS = 32;
-export const MAX_CONNECTIONS_PER_ADDRESS = 8;
+export const MAX_CONNECTIONS = 64;
+export const MAX_CONNECTIONS_PER_ADDRESS = 16;
 export const MAX_QUEUED_FRAMES = 32;
 const PAUSE_AT = 8;
 export const MAX_UNSENT_BYTES = 64 * 1024;

@@ -32,6 +32,8 @@ export function writeConfig({ modbus, owserver, mqtt }: PeerPorts): { dir: strin
     `      - {name: reader, token: ${READ_TOKEN}, scope: read}`,
     `      - {name: writer, token: ${WRITE_TOKEN}, scope: write}`,
     '  limits: {max_connections_per_address: 4}',
+    // The Modbus TCP server on a free port; one attacker address is left off its allow list.
+    '  modbus_server: {enabled: true, port: 0, allow: [127.0.0.1, 127.0.0.2, 127.0.0.3, 127.0.0.4]}',
   ];
   if (mqtt !== undefined) {
     lines.push('  mqtt:', '    enabled: true', '    address: 127.0.0.1', `    port: ${mqtt}`, `    client-id: ${TOPIC_PREFIX}`, '    homeassistant: {enabled: true}');

@@ -191,8 +191,11 @@ export function exceptionOf(error: unknown): number {
   if (error instanceof ModbusPduError) return error.exceptionCode;
   if (!(error instanceof ModbusError)) return EXCEPTION.SLAVE_DEVICE_FAILURE;
   switch (error.kind) {
-    case 'exception':
-      return error.exceptionCode ?? EXCEPTION.SLAVE_DEVICE_FAILURE;
+    case 'exception': {
+      // A board's own exception is passed on when it is one of the standard codes; anything else is a failure of the board.
+      const code = error.exceptionCode ?? 0;
+      return code >= 1 && code <= EXCEPTION.GATEWAY_TARGET_FAILED ? code : EXCEPTION.SLAVE_DEVICE_FAILURE;
+    }
     case 'timeout':
     case 'unknown':
     case 'offline':

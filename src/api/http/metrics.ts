@@ -200,6 +200,12 @@ function modbusServerFamilies({ stats, connections }: { stats: ModbusServerStats
     },
     single('iogate_modbus_server_cache_hits_total', 'counter', 'Reads answered from the poll cache.', stats.cacheHits),
     single('iogate_modbus_server_passthroughs_total', 'counter', 'Requests sent on to a board through the bus queue.', stats.passthroughs),
+    {
+      name: 'iogate_modbus_server_writes_total',
+      type: 'counter',
+      help: 'Writes carried out, by client (modbus:<address>; past 64 clients the rest count as other).',
+      samples: [...stats.writesBy].map(([who, count]): Sample => [{ client: who }, count]),
+    },
     single('iogate_modbus_server_refused_writes_total', 'counter', 'Writes refused: a rule (interlock, cover, pulse) or the server being read-only.', stats.refusedWrites),
     single('iogate_modbus_server_protocol_errors_total', 'counter', 'Connections closed for a stream that is not Modbus TCP, a stalled frame or unread replies.', stats.protocolErrors),
   ];

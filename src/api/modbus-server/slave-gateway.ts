@@ -9,7 +9,7 @@ import { EXCEPTION, ModbusPduError, type ModbusRequest, type ModbusResponse } fr
 import { withRequestContext, type ClientSignal } from '../../modbus/request-context.js';
 import { writeGate } from '../../registry/write-gate.js';
 import type { BusShare } from './bus-share.js';
-import type { ModbusServerStats } from './stats.js';
+import { countWrite, type ModbusServerStats } from './stats.js';
 
 // One configured Modbus device as the server serves it. Reads of registers
 // iogate polls come from the poll cache while it is young enough; everything
@@ -97,6 +97,7 @@ export class SlaveGateway {
     const raw = async (): Promise<void> => {
       await this.passthrough(request, client);
       if (!coils) this.slave.cache.patch('holding', request.address, values as number[]);
+      else this.patchMirrors(request.address, values as boolean[]);
     };
     const run = async (): Promise<void> => {
       if (moves.moves.length + moves.handovers.length === 0) return raw();
@@ -126,7 +127,24 @@ export class SlaveGateway {
     } finally {
       this.slave.refreshAll();
     }
+    countWrite(this.options.stats, client.who);
     this.options.log.info(`Modbus TCP: ${client.who} wrote ${describe(request)} of unit ${this.slave.unit} (bus ${this.slave.bus.name})`);
+  }
+
+  /**
+   * After a confirmed raw coil write: the output bits it set in their value
+   * registers, so a read from the cache shows them at once, not after the next poll.
+   */
+  private patchMirrors(address: number, values: readonly boolean[]): void {
+    const { cache } = this.slave;
+    for (const effect of coilWriteEffects(this.slave.model, address, values)) {
+      if (effect.kind !== 'value' || !effect.output) continue;
+      const register = effect.output.feature.val_reg + Math.floor(effect.output.index / 16);
+      const current = cache.get('holding', register);
+      if (current === null) continue;
+      const mask = 1 << effect.output.index % 16;
+      cache.patch('holding', register, [effect.on ? current | mask : current & ~mask]);
+    }
   }
 
   /** The registers or coils of a write that move no output, in runs of consecutive addresses. */

@@ -16,8 +16,18 @@ export interface ModbusServerStats {
   refusedWrites: number;
   /** Connections closed for a stream that is not Modbus TCP, or too much unanswered. */
   protocolErrors: number;
+  /** Writes carried out, by who wrote them (`modbus:<client address>`); at most MAX_WRITERS names, the rest as `other`. */
+  writesBy: Map<string, number>;
+}
+
+/** Distinct writers named in the metrics: a label per client address must not grow without bound. */
+export const MAX_WRITERS = 64;
+
+export function countWrite(stats: ModbusServerStats, who: string): void {
+  const name = stats.writesBy.has(who) || stats.writesBy.size < MAX_WRITERS ? who : 'other';
+  stats.writesBy.set(name, (stats.writesBy.get(name) ?? 0) + 1);
 }
 
 export function newModbusServerStats(): ModbusServerStats {
-  return { connections: 0, refusedConnections: 0, requests: 0, exceptions: new Map(), cacheHits: 0, passthroughs: 0, refusedWrites: 0, protocolErrors: 0 };
+  return { connections: 0, refusedConnections: 0, requests: 0, exceptions: new Map(), cacheHits: 0, passthroughs: 0, refusedWrites: 0, protocolErrors: 0, writesBy: new Map() };
 }

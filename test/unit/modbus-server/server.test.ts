@@ -99,8 +99,13 @@ describe('reads', () => {
 
 describe('writes', () => {
   test('FC5 switches a DO at the board; FC15 two of them', async () => {
+    const hits = server.stats.cacheHits;
     assert.deepEqual(await client.request(1, pdu.writeCoil(2, true)), pdu.writeCoil(2, true));
     assert.equal((board.get('holding', 1) >> 2) & 1, 1);
+    // The mirror register read from the cache right after shows it, not the value of the last poll.
+    assert.equal((registersOf(await client.request(1, pdu.read(3, 1, 1)))[0]! >> 2) & 1, 1);
+    assert.equal(server.stats.cacheHits, hits + 1);
+    assert.ok((server.stats.writesBy.get(`modbus:${client.socket.localAddress}`) ?? 0) >= 1, JSON.stringify([...server.stats.writesBy]));
     const reply = await client.request(1, pdu.writeCoils(2, [false, true]));
     assert.deepEqual(reply, Buffer.from([15, 0, 2, 0, 2]));
     assert.equal((board.get('holding', 1) >> 2) & 3, 0b10);

@@ -3,6 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import { MAX_CONNECTIONS_PER_ADDRESS } from '../../../src/api/modbus-server/listener.js';
 import { startModbusServer, type ModbusServer } from '../../../src/api/modbus-server/server.js';
 import type { ModbusServerConfig } from '../../../src/config/types.js';
+import { serveVirtual } from '../../../src/api/modbus-server/virtual-unit.js';
+import type { Device } from '../../../src/devices/device.js';
+import { counterTotalOf } from '../../../src/devices/digital/di.js';
 import { createLogger } from '../../../src/log.js';
 import { serveRequest } from '../../../src/modbus/slave.js';
 import type { SimulatedBoard } from '../../../src/sim/simulated-board.js';
@@ -87,12 +90,15 @@ describe('reads', () => {
 
   test('an offline board gets exception 0B', async () => {
     const slave = gate.runtime.slaves[0]!;
-    const before = slave.state;
-    slave.state = 'offline';
+    board.powerOff();
     try {
-      assert.equal(exception(await client.request(1, pdu.read(3, 0, 1))), 0x0b);
+      await until(() => slave.state === 'offline', 'the board to be found offline', 10_000);
+      const passthroughs = server.stats.passthroughs;
+      assert.equal(exception(await client.request(1, pdu.read(3, 1008, 1))), 0x0b);
+      assert.equal(server.stats.passthroughs, passthroughs, 'nothing was sent on to an offline board');
     } finally {
-      slave.state = before;
+      board.powerOn(false);
+      await until(() => slave.state === 'online', 'the board back online', 10_000);
     }
   });
 });
@@ -162,11 +168,23 @@ describe('the virtual unit', () => {
     assert.equal(exception(await client.request(250, pdu.writeRegister(1, 1))), 1);
   });
 
-  test('counter_total as 64 bits, big-endian', async () => {
-    const reply = await client.request(250, pdu.read(3, 1000, 4));
-    assert.equal(reply[0], 3);
-    const words = registersOf(reply);
-    assert.equal(words.length, 4);
+  test('counter_total as 64 bits, big-endian, of each DI in circuit order', async () => {
+    const dis = gate.runtime.slaves[0]!.devices.filter((device) => counterTotalOf(device) !== undefined);
+    assert.ok(dis.length >= 2);
+    const totalAt = async (n: number) => {
+      const words = registersOf(await client.request(250, pdu.read(3, 1000 + 4 * n, 4)));
+      return words.reduce((total, word) => total * 65536n + BigInt(word), 0n);
+    };
+    for (const [n, di] of dis.entries()) assert.equal(await totalAt(n), BigInt(counterTotalOf(di) ?? 0xffffffffffffffffn), di.circuit);
+    assert.equal(exception(await client.request(250, pdu.read(3, 1000 + 4 * dis.length, 1))), 2);
+  });
+
+  test('a cover: its position, then its motion; 0xFFFF while the position is unknown', () => {
+    const cover = (position: number | null, moving: string) => ({ full: () => ({ position, moving }) }) as unknown as Device;
+    const sources = { slaves: () => [], counters: () => [], covers: () => [cover(40, 'up'), cover(null, 'unknown')] };
+    const reply = serveVirtual({ fc: 4, address: 3000, quantity: 4 }, sources);
+    assert.deepEqual(reply, { fc: 4, registers: [40, 1, 0xffff, 3] });
+    assert.throws(() => serveVirtual({ fc: 3, address: 3004, quantity: 1 }, sources), /not in the map/);
   });
 });
 

@@ -4,7 +4,7 @@
 // go through it, so a configuration that passes the check is one the daemon
 // accepts.
 import { realpathSync } from 'node:fs';
-import { bindPolicyProblem } from './api/access/bind-policy.js';
+import { bindPolicyProblem, modbusServerBindProblem } from './api/access/bind-policy.js';
 import { isLoopbackListenAddress } from './api/access/loopback.js';
 import { loadHwDefinitionDir } from './boards/hwdef.js';
 import type { BoardModel } from './boards/model.js';
@@ -47,6 +47,8 @@ export function readCheckedConfig(options: CheckOptions): CheckedConfig {
       // Where to listen comes last: it is about the file as a whole.
       const unsafeBind = bindPolicyProblem(config.apis);
       if (unsafeBind !== undefined) problems.push({ at: undefined, text: unsafeBind });
+      const unsafeModbus = modbusServerBindProblem(config.apis);
+      if (unsafeModbus !== undefined) problems.push({ at: undefined, text: unsafeModbus });
       if (options.replacingEvok && options.overrides?.address === undefined && config.apis.addressWritten !== true) {
         problems.push({ at: undefined, text: evokListenProblem(config) });
       }

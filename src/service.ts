@@ -5,6 +5,7 @@ import { LISTEN_BACKLOG, createHttpServer, type HttpContext } from './api/http/s
 import type { MetricsSource } from './api/http/metrics.js';
 import type { MqttBridge } from './api/mqtt/bridge.js';
 import type { EdgeNode } from './api/sparkplug/edge-node.js';
+import type { ModbusServer } from './api/modbus-server/server.js';
 import { builtinPanel, preparePanel } from './api/panel/serve.js';
 import { startWebhook, type Webhook } from './api/webhook.js';
 import { attachWebSocket, type WebSocketEndpoint } from './api/ws/server.js';
@@ -126,6 +127,7 @@ export function createService(options: ServiceOptions): Service {
   let hook: Webhook | undefined;
   let mqtt: MqttBridge | undefined;
   let sparkplug: EdgeNode | undefined;
+  let modbusServer: ModbusServer | undefined;
 
   // The listener is a plain TCP server that hands its connections to the HTTP
   // server: a new address can then be bound before the old one is closed,
@@ -256,6 +258,22 @@ export function createService(options: ServiceOptions): Service {
         await sparkplug?.stop();
         sparkplug = undefined;
         metrics.sparkplug = undefined;
+      },
+    },
+    {
+      name: 'modbus_server',
+      slice: (c) => c.apis.modbusServer,
+      async start(next) {
+        if (!next.apis.modbusServer.enabled) return;
+        const { startModbusServer } = await import('./api/modbus-server/server.js');
+        const started = await startModbusServer(next.apis.modbusServer, runtime, log);
+        modbusServer = started;
+        metrics.modbusServer = () => ({ stats: started.stats, connections: started.connections });
+      },
+      async stop() {
+        await modbusServer?.stop();
+        modbusServer = undefined;
+        metrics.modbusServer = undefined;
       },
     },
     // Last at start-up: clients come once everything that serves them is in place.
@@ -433,6 +451,7 @@ export function createService(options: ServiceOptions): Service {
         { name: 'WebSocket clients', run: () => ws?.close() },
         { name: 'webhook', run: () => hook?.stop() },
         { name: 'MQTT', run: () => mqtt?.stop() },
+        { name: 'Modbus TCP server', run: () => modbusServer?.stop() },
         // NDEATH before the buses stop, so the host marks our metrics stale at once.
         { name: 'Sparkplug', run: () => sparkplug?.stop() },
         // Last: stops the buses and flushes aliases changed by the writes above.

@@ -3,6 +3,7 @@ import { accessSync, constants, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { AuthConfig, AuthToken, Config, LimitsConfig, MqttConfig, WebhookConfig } from './types.js';
 import { readSparkplug } from './read-sparkplug.js';
+import { readModbusServer } from './read-modbus-server.js';
 import type { ConfigSection } from './section.js';
 import {
   DEFAULT_API_ADDRESS,
@@ -32,6 +33,7 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
     webhook: readWebhook(apis.section('webhook')),
     mqtt: readMqtt(apis.section('mqtt'), baseDir),
     sparkplug: readSparkplug(apis.section('sparkplug'), baseDir),
+    modbusServer: readModbusServer(apis.section('modbus_server')),
     auth: readAuth(apis.section('auth'), baseDir),
     limits: readLimits(apis.section('limits')),
     allowedHosts: apis.stringList('allowed_hosts', []),

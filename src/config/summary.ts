@@ -26,6 +26,7 @@ export function startupSummary(config: Config): string {
     `  Webhook    ${apis.webhook.enabled ? `on, ${apis.webhook.complexEvents ? 'POST' : 'GET'} ${apis.webhook.address} for ${apis.webhook.deviceMask.join(', ')}` : 'off'}`,
     `  MQTT       ${mqttLine(config)}`,
     `  Sparkplug  ${sparkplugLine(config)}`,
+    `  Modbus TCP ${modbusServerLine(config)}`,
     `  Access     ${accessLine(config)}`,
     `Aliases: ${config.aliasFile}`,
     `HW definitions: ${config.hwDefinitionDirs.length > 0 ? config.hwDefinitionDirs.join(', ') : 'built-in only'}`,
@@ -72,6 +73,14 @@ function mqttLine(config: Config): string {
   const scheme = mqtt.tls === undefined ? 'mqtt' : 'mqtts';
   const discovery = mqtt.homeassistant.enabled ? `, Home Assistant discovery under ${mqtt.homeassistant.discoveryPrefix}/` : '';
   return `on, ${scheme}://${mqtt.address}:${mqtt.port} as ${mqtt.clientId}, topics ${mqtt.topicPrefix}/..., qos ${mqtt.qos}${discovery}`;
+}
+
+function modbusServerLine(config: Config): string {
+  const server = config.apis.modbusServer;
+  if (!server.enabled) return 'off';
+  const host = server.address.includes(':') ? `[${server.address}]` : server.address;
+  const allow = server.allow.length > 0 ? `clients ${server.allow.join(', ')}` : 'any local client';
+  return `on, ${host}:${server.port}, iogate's own values at unit ${server.virtualUnit}, cache ${server.maxAgeMs} ms, writes ${server.write ? 'through the rules' : 'refused'}, ${allow}`;
 }
 
 function sparkplugLine(config: Config): string {

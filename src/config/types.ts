@@ -232,6 +232,8 @@ export interface Config {
     webhook: WebhookConfig;
     mqtt: MqttConfig;
     sparkplug: SparkplugConfig;
+    /** The Modbus TCP server in front of the buses (docs/modbus-server.md). */
+    modbusServer: ModbusServerConfig;
     auth: AuthConfig;
     limits: LimitsConfig;
     /** Host names served besides this machine's own (DNS rebinding guard); `*` = any. */
@@ -253,6 +255,20 @@ export interface Config {
   stateDir: string;
   /** `quality:` how old a value may be before it is stale, and how often counter totals are saved. */
   quality: QualityConfig;
+}
+
+export interface ModbusServerConfig {
+  enabled: boolean;
+  address: string;
+  port: number;
+  /** Reads of polled registers are answered from the poll cache while it is at most this old. */
+  maxAgeMs: number;
+  /** The unit id serving iogate's own values (counter totals, covers, quality). */
+  virtualUnit: number;
+  /** false: every write is refused (exception 01). */
+  write: boolean;
+  /** Client addresses and CIDR prefixes allowed to connect; required off loopback. */
+  allow: string[];
 }
 
 export interface QualityConfig {

@@ -88,6 +88,8 @@ export function configText({ modbus, owserver, mqtt, webhook }: PeerPorts, varia
     `      - {name: admin, token: ${ADMIN_TOKEN}, scope: admin}`,
     ...(variant.corsOrigin === undefined ? [] : [`    cors_origins: ["${variant.corsOrigin}"]`]),
     `  limits: {max_connections_per_address: 4, max_websocket_clients: ${variant.maxWebSocketClients}}`,
+    // The Modbus TCP server on a free port; one attacker address is left off its allow list.
+    '  modbus_server: {enabled: true, port: 0, allow: [127.0.0.1, 127.0.0.2, 127.0.0.3, 127.0.0.4]}',
   ];
   if (webhook !== undefined && variant.webhook) {
     lines.push('  webhook:', '    enabled: true', `    address: http://127.0.0.1:${webhook}/hook`, `    complex_events: ${variant.webhookComplexEvents}`);

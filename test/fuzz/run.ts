@@ -6,6 +6,7 @@ import { writeConfig } from './config.js';
 import { BUNDLE, startDaemon, type WatchedDaemon } from './daemon.js';
 import { httpAttack } from './http-attack.js';
 import { hostileModbusPeer } from './modbus-peer.js';
+import { modbusServerAttack } from './modbus-server-attack.js';
 import { mosquittoInstalled, startMosquitto, type Broker } from './mosquitto.js';
 import { mqttAttack, publishHugeCommand } from './mqtt-attack.js';
 import { hostileOwserver } from './owserver-peer.js';
@@ -55,6 +56,13 @@ const MQTT_HUGE_RSS_FACTOR = 1.5;
 const LAST_RELOAD_MS = 20_000;
 /** Large MQTT payloads in the attack mix, bytes per second of attack. */
 const MQTT_LARGE_BYTES_PER_S = 512 * 1024;
+
+/** Where the daemon's Modbus TCP server listens (port 0 in the configuration: it logs the port it got). */
+function modbusServerPort(daemon: WatchedDaemon): number {
+  const port = /Modbus TCP server listening on 127\.0\.0\.1:(\d+)/.exec(daemon.output())?.[1];
+  if (port === undefined) throw new Error('the daemon did not say where its Modbus TCP server listens');
+  return Number(port);
+}
 
 interface Check {
   name: string;
@@ -191,6 +199,7 @@ async function main(): Promise<number> {
     const attacks = [
       httpAttack(target, root.fork('http'), 12),
       wsAttack(target, root.fork('ws'), 8),
+      modbusServerAttack(target, modbusServerPort(daemon), root.fork('modbus-server'), 6),
       ...(broker ? [mqttAttack(target, root.fork('mqtt'), broker.port, 2, seconds * MQTT_LARGE_BYTES_PER_S)] : []),
       ...(storm ? [storm.done] : []),
     ].map((attack) => attack.catch((error: Error) => fail(`an attacker stopped: ${error.message}`)));

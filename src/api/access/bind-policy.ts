@@ -16,3 +16,17 @@ export function bindPolicyProblem(apis: Config['apis']): string | undefined {
     'or listen on 127.0.0.1 (--address 127.0.0.1) and reach iogate through a reverse proxy or SSH tunnel.',
   ].join('\n  ');
 }
+
+/**
+ * Modbus has no authentication at all: off loopback, the Modbus TCP server
+ * serves only the clients its `allow` list names.
+ */
+export function modbusServerBindProblem(apis: Config['apis']): string | undefined {
+  const { enabled, address, allow } = apis.modbusServer;
+  if (!enabled || isLoopbackListenAddress(address) || allow.length > 0) return undefined;
+  return [
+    `apis.modbus_server: refusing to listen on ${address} without an allow list: Modbus has no authentication, anyone on the network could switch outputs.`,
+    'List the clients that may connect (apis.modbus_server.allow: [10.0.0.5, 10.0.0.0/24]),',
+    'or listen on 127.0.0.1 (apis.modbus_server.address: 127.0.0.1).',
+  ].join('\n  ');
+}

@@ -5,6 +5,7 @@ import type { Quality } from '../../devices/quality/point-meta.js';
 import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
 import type { OneWireBus } from '../../onewire/bus.js';
 import type { EdgeNodeStats } from '../sparkplug/edge-node.js';
+import type { ModbusServerStats } from '../modbus-server/stats.js';
 import type { AdmissionStats } from './admission.js';
 import type { WebhookStats } from '../webhook.js';
 import type { AutomationFigures, EngineStats } from '../../automations/engine.js';
@@ -22,6 +23,8 @@ export interface MetricsSource {
   readonly http?: AdmissionStats;
   /** The Sparkplug edge node's session, when it runs (set once it started). */
   sparkplug?: () => EdgeNodeStats;
+  /** The Modbus TCP server, while it runs: its counters and open connections. */
+  modbusServer?: () => { stats: ModbusServerStats; connections: number };
   /** The outgoing webhook, when enabled: a receiver that hangs or fails shows here. */
   readonly webhook?: WebhookStats;
   /** `automations:`: runs and writes attributed to each (`automation:<id>`), loops stopped. */
@@ -53,7 +56,7 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
 
 const QUALITIES: readonly Quality[] = ['good', 'stale', 'offline', 'unknown'];
 
-export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, webhook, automations }: MetricsSource): string {
+export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, webhook, automations, modbusServer }: MetricsSource): string {
   // Ages are taken on the monotonic clock (point-meta.ts).
   const now = performance.now();
   const families: Family[] = [];
@@ -150,6 +153,7 @@ export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, we
   if (sparkplug) families.push(...sparkplugFamilies(sparkplug()));
   if (webhook) families.push(...webhookFamilies(webhook));
   if (automations && automations.figures().length > 0) families.push(...automationFamilies(automations.figures(), automations.stats));
+  if (modbusServer) families.push(...modbusServerFamilies(modbusServer()));
   return families.map(renderFamily).join('');
 }
 
@@ -200,6 +204,31 @@ function httpFamilies(http: AdmissionStats): Family[] {
       help: 'Client connections that ended in an error, by code: a reset, a broken pipe, a request timeout, HPE = a request HTTP could not parse; each is logged at DEBUG and closes that connection only.',
       samples: Object.entries(http.socketErrors.counts).map(([code, count]): Sample => [{ code }, count]),
     },
+  ];
+}
+
+function modbusServerFamilies({ stats, connections }: { stats: ModbusServerStats; connections: number }): Family[] {
+  return [
+    single('iogate_modbus_server_connections', 'gauge', 'Modbus TCP client connections open.', connections),
+    single('iogate_modbus_server_connections_total', 'counter', 'Modbus TCP client connections accepted.', stats.connections),
+    single('iogate_modbus_server_refused_connections_total', 'counter', 'Modbus TCP connections refused: not on the allow list, or over the connection bounds.', stats.refusedConnections),
+    single('iogate_modbus_server_requests_total', 'counter', 'Modbus TCP requests received.', stats.requests),
+    {
+      name: 'iogate_modbus_server_exceptions_total',
+      type: 'counter',
+      help: 'Exception replies by exception code (1 illegal function, 2 illegal address, 4 refused or failed, 6 busy, 11 board not answering).',
+      samples: [...stats.exceptions].sort(([a], [b]) => a - b).map(([code, count]): Sample => [{ code: String(code) }, count]),
+    },
+    single('iogate_modbus_server_cache_hits_total', 'counter', 'Reads answered from the poll cache.', stats.cacheHits),
+    single('iogate_modbus_server_passthroughs_total', 'counter', 'Requests sent on to a board through the bus queue.', stats.passthroughs),
+    {
+      name: 'iogate_modbus_server_writes_total',
+      type: 'counter',
+      help: 'Writes carried out, by client (modbus:<address>; past 64 clients the rest count as other).',
+      samples: [...stats.writesBy].map(([who, count]): Sample => [{ client: who }, count]),
+    },
+    single('iogate_modbus_server_refused_writes_total', 'counter', 'Writes refused: a rule (interlock, cover, pulse) or the server being read-only.', stats.refusedWrites),
+    single('iogate_modbus_server_protocol_errors_total', 'counter', 'Connections closed for a stream that is not Modbus TCP, a stalled frame or unread replies.', stats.protocolErrors),
   ];
 }
 

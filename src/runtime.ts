@@ -29,6 +29,9 @@ import { OutputControl } from './control/output-control.js';
 import type { Simulation } from './sim/simulation.js';
 import { AutomationEngine } from './automations/engine.js';
 import type { FirmwareOffload } from './automations/offload.js';
+import { controlGuard } from './automations/offload/guard.js';
+import { reconcileFirmwareOffload } from './automations/offload/reconcile.js';
+import { slaveOffloadDeps } from './automations/offload/slave-deps.js';
 
 // Assembles the daemon's core from a configuration: buses, slaves, devices,
 // the registry, the change feed and the alias file. The APIs are attached on
@@ -288,12 +291,26 @@ export function buildRuntime(
   const control = new OutputControl(registry, feed, log, config.stateDir, config.interlocks, config.covers);
   registry.writeControl = control;
   // After the control layer: an automation writes like any client, through it.
+  let offloadSettings: Pick<Config, 'stateDir' | 'interlocks' | 'covers'> = config;
   const automations = new AutomationEngine({
     registry,
     feed,
     log,
     stateDir: config.stateDir,
-    offload: options.offload,
+    // The boards' DirectSwitch, unless a test brings its own: dependencies made
+    // at each call from the slaves and settings in force (a reload rebuilds slaves).
+    offload:
+      options.offload ??
+      ((requests) =>
+        reconcileFirmwareOffload(
+          slaveOffloadDeps({
+            slaves,
+            stateDir: offloadSettings.stateDir,
+            guard: controlGuard(registry, offloadSettings.interlocks, offloadSettings.covers),
+            log: (level, message) => (level === 'warn' ? log.warn(message) : log.info(message)),
+          }),
+          requests,
+        )),
     failSafeOff: (output, why, done) => control.failSafeOff(output, why, done),
   });
   automations.configure(config.automations, config.location);
@@ -385,6 +402,7 @@ export function buildRuntime(
       for (const unit of fresh) control.adopt(unit.devices);
       // Automations name devices, some of which were just rebuilt.
       automations.rebind();
+      offloadSettings = next;
       const changes = await automations.update(next.automations, next.location);
       const moved = [...changes.restarted.map((id) => `${id} restarted`), ...changes.started.map((id) => `${id} started`), ...changes.stopped.map((id) => `${id} stopped`)];
       if (moved.length > 0) log.info(`automations: ${moved.join(', ')}${changes.kept.length > 0 ? `; ${changes.kept.length} kept with their timers` : ''}`);

@@ -4,20 +4,9 @@ import { directSwitchOutput, hasDirectSwitch } from '../../boards/output-writes.
 // Decides, from the boards' register maps alone, which rules the firmware can
 // carry out itself, and why not for the others. No bus traffic here.
 
-export type OffloadMode = 'follow' | 'inverted' | 'toggle';
-
-export interface OffloadRequest {
-  id: string;
-  input: string;
-  output: string;
-  mode: OffloadMode;
-}
-
-export interface OffloadResult {
-  id: string;
-  offloaded: boolean;
-  reason?: string;
-}
+// The request and answer types are the engine's seam (../offload.ts).
+import type { OffloadMode, OffloadRequest, OffloadResult } from '../offload.js';
+export type { OffloadMode, OffloadRequest, OffloadResult } from '../offload.js';
 
 /** A device of a board, as the runtime resolves a rule's input or output name. */
 export interface BoardPoint {

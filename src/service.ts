@@ -19,6 +19,9 @@ import { buildRuntime, unitKey, type CoreReloadReport, type ReloadableRuntime } 
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { TrendStore } from './trends/trend-store.js';
 import { VERSION_TEXT } from './version.js';
+import { AuditLog } from './state/audit-log.js';
+import { DEFAULT_AUDIT_MAX_MB } from './config/defaults.js';
+import { audit, auditResult, setAuditSink, type Actor } from './registry/audit-trail.js';
 
 // The running daemon: the runtime (buses, devices, registry) with the APIs on
 // top, and what a reload does to each part. A reload re-reads the file through
@@ -60,7 +63,8 @@ export interface Service {
   readonly listening: { address: string; port: number };
   start(): Promise<void>;
   /** Rejects with ConfigError (nothing changed) for an invalid file. */
-  reload(): Promise<ReloadReport>;
+  /** `actor`: who asked, for the audit log (by default the service manager, `systemctl reload`). */
+  reload(actor?: Actor): Promise<ReloadReport>;
   stop(signal: string): Promise<void>;
 }
 
@@ -104,8 +108,8 @@ export function createService(options: ServiceOptions): Service {
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
     log,
     trends,
-    reloadConfig: () =>
-      reload().catch((error: unknown) => {
+    reloadConfig: (actor) =>
+      reload(actor).catch((error: unknown) => {
         throw error instanceof ConfigError ? new RequestError(400, 'ConfigError', error.message) : error;
       }),
   };
@@ -122,6 +126,7 @@ export function createService(options: ServiceOptions): Service {
   let hook: Webhook | undefined;
   let mqtt: MqttBridge | undefined;
   let sparkplug: EdgeNode | undefined;
+  let auditLog: AuditLog | undefined;
 
   // The listener is a plain TCP server that hands its connections to the HTTP
   // server: a new address can then be bound before the old one is closed,
@@ -157,6 +162,29 @@ export function createService(options: ServiceOptions): Service {
     });
 
   const components: Component[] = [
+    {
+      // First, so writes and refusals from the very first request are kept.
+      name: 'audit',
+      slice: (c) => [c.audit, c.stateDir],
+      async start(c) {
+        const maxBytes = c.audit?.maxBytes ?? DEFAULT_AUDIT_MAX_MB * 1024 * 1024;
+        if (maxBytes === 0) return;
+        try {
+          auditLog = await AuditLog.open({ dir: c.stateDir, maxBytes, log });
+        } catch (error) {
+          log.error(`audit log: not kept: ${(error as Error).message}`);
+          return;
+        }
+        setAuditSink(auditLog.record);
+        ctx.auditLog = auditLog;
+      },
+      async stop() {
+        setAuditSink(undefined);
+        ctx.auditLog = undefined;
+        await auditLog?.close();
+        auditLog = undefined;
+      },
+    },
     {
       name: 'logging',
       slice: (c) => c.logging,
@@ -308,7 +336,17 @@ export function createService(options: ServiceOptions): Service {
   // storm of SIGHUPs costs at most two reloads, not one each.
   let reloading: Promise<unknown> = Promise.resolve();
   let waiting: Promise<ReloadReport> | undefined;
-  function reload(): Promise<ReloadReport> {
+  function reload(actor: Actor = SERVICE_MANAGER): Promise<ReloadReport> {
+    const run = coalescedReload();
+    // Each caller's own entry: two reloads asked for at once are two entries with one outcome.
+    run.then(
+      (report) => audit(actor, 'config', {}, `ok: ${report.summary}`),
+      (error: unknown) => audit(actor, 'config', {}, auditResult(error)),
+    );
+    return run;
+  }
+
+  function coalescedReload(): Promise<ReloadReport> {
     if (waiting) return waiting;
     const run = reloading.then(begin, begin);
     function begin(): Promise<ReloadReport> {
@@ -421,14 +459,19 @@ export function createService(options: ServiceOptions): Service {
         { name: 'MQTT', run: () => mqtt?.stop() },
         // NDEATH before the buses stop, so the host marks our metrics stale at once.
         { name: 'Sparkplug', run: () => sparkplug?.stop() },
-        // Last: stops the buses and flushes aliases changed by the writes above.
+        // Stops the buses and flushes aliases changed by the writes above.
         { name: 'buses and devices', run: () => runtime.stop() },
+        // Last: the writes drained above are in it.
+        { name: 'audit log', run: () => components.find((component) => component.name === 'audit')!.stop() },
       ];
       const stopAccepting = new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve()));
       await shutDown({ server, stopAccepting, connections }, steps, log, SHUTDOWN_BOUND_MS);
     },
   };
 }
+
+/** A reload asked for by a signal (`systemctl reload`, SIGHUP): whoever may signal the daemon. */
+const SERVICE_MANAGER: Actor = { who: 'service manager', from: '', interface: 'signal' };
 
 /** Who may read and write without a token, from the fewest to the most. */
 const ANONYMOUS_REACH = ['nobody', 'loopback clients', 'every client that reaches the listener'] as const;

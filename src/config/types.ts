@@ -235,6 +235,13 @@ export interface Config {
   stateDir: string;
   /** `quality:` how old a value may be before it is stale, and how often counter totals are saved. */
   quality: QualityConfig;
+  /** `audit:` the log of every change in state_dir; absent = the default bound, maxBytes 0 = no audit log. */
+  audit?: AuditConfig;
+}
+
+export interface AuditConfig {
+  /** All audit files together stay within this (`max_mb`). */
+  maxBytes: number;
 }
 
 export interface QualityConfig {

@@ -20,6 +20,7 @@ import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { TrendStore } from './trends/trend-store.js';
 import { VERSION_TEXT } from './version.js';
 import { AuditLog } from './state/audit-log.js';
+import { createTlsFront, tlsFilesStamp, type TlsFront } from './api/access/tls-front.js';
 import { DEFAULT_AUDIT_MAX_MB } from './config/defaults.js';
 import { audit, auditResult, setAuditSink, type Actor } from './registry/audit-trail.js';
 
@@ -127,6 +128,9 @@ export function createService(options: ServiceOptions): Service {
   let mqtt: MqttBridge | undefined;
   let sparkplug: EdgeNode | undefined;
   let auditLog: AuditLog | undefined;
+  /** Set while `apis.tls` is configured: the listener hands connections through it. */
+  let tlsFront: TlsFront | undefined;
+  let tlsApplied: unknown;
 
   // The listener is a plain TCP server that hands its connections to the HTTP
   // server: a new address can then be bound before the old one is closed,
@@ -141,7 +145,8 @@ export function createService(options: ServiceOptions): Service {
       const next = createListener((socket) => {
         connections.add(socket);
         socket.once('close', () => connections.delete(socket));
-        server.emit('connection', socket);
+        if (tlsFront) tlsFront.accept(socket, (secure) => server.emit('connection', secure));
+        else server.emit('connection', socket);
       });
       next.once('error', reject);
       // A deep accept queue: a connection storm waits there instead of being refused (see docs/security.md).
@@ -162,6 +167,29 @@ export function createService(options: ServiceOptions): Service {
     });
 
   const components: Component[] = [
+    {
+      // Before the listener starts, so no connection is ever served in the clear by mistake.
+      name: 'tls',
+      // The running configuration's files as they were when loaded, against the files now: a renewed certificate at the same path is a change.
+      slice: (c) => (c === config ? tlsApplied : tlsFilesStamp(c.apis.tls)),
+      start(c) {
+        tlsApplied = tlsFilesStamp(c.apis.tls);
+        if (c.apis.tls === undefined) return;
+        // Throws for files that do not hold a matching key and certificate: start-up fails, a reload is refused.
+        tlsFront = createTlsFront(c.apis.tls, log);
+        log.info(`HTTPS: certificate ${c.apis.tls.cert}, SHA-256 fingerprint ${tlsFront.fingerprint}`);
+      },
+      stop() {
+        tlsFront = undefined;
+      },
+      update(c) {
+        if (c.apis.tls === undefined || tlsFront === undefined) return false;
+        tlsFront.renew(c.apis.tls);
+        tlsApplied = tlsFilesStamp(c.apis.tls);
+        log.warn(`reload: HTTPS certificate renewed from ${c.apis.tls.cert}, SHA-256 fingerprint ${tlsFront.fingerprint}`);
+        return true;
+      },
+    },
     {
       // First, so writes and refusals from the very first request are kept.
       name: 'audit',
@@ -443,7 +471,7 @@ export function createService(options: ServiceOptions): Service {
         for (const component of components) await component.start(config);
         options.output(startupSummary({ ...config, apis: { ...config.apis, port: listening.port } }));
         // A parent process (tests, supervisors) can wait for this line instead of polling.
-        log.info(`listening on http://${config.apis.address}:${listening.port}`);
+        log.info(`listening on ${tlsFront ? 'https' : 'http'}://${config.apis.address}:${listening.port}`);
       })();
       // A SIGHUP during start-up waits for it.
       reloading = run.catch(() => undefined);

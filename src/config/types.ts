@@ -222,6 +222,8 @@ export interface Config {
     limits: LimitsConfig;
     /** Host names served besides this machine's own (DNS rebinding guard); `*` = any. */
     allowedHosts: string[];
+    /** `apis.tls`: HTTPS and WSS on the same port, certificate and key from PEM files (absent = plain HTTP). */
+    tls?: { cert: string; key: string };
   };
   buses: BusConfig[];
   oneWireBuses: OneWireBusConfig[];

@@ -21,6 +21,10 @@ import { buildRuntime, unitKey, type CoreReloadReport, type ReloadableRuntime } 
 import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
 import { TrendStore } from './trends/trend-store.js';
 import { VERSION_TEXT } from './version.js';
+import { AuditLog } from './state/audit-log.js';
+import { createTlsFront, tlsFilesStamp, type TlsFront } from './api/access/tls-front.js';
+import { DEFAULT_AUDIT_MAX_MB } from './config/defaults.js';
+import { audit, auditResult, setAuditSink, type Actor } from './registry/audit-trail.js';
 
 // The running daemon: the runtime (buses, devices, registry) with the APIs on
 // top, and what a reload does to each part. A reload re-reads the file through
@@ -62,7 +66,8 @@ export interface Service {
   readonly listening: { address: string; port: number };
   start(): Promise<void>;
   /** Rejects with ConfigError (nothing changed) for an invalid file. */
-  reload(): Promise<ReloadReport>;
+  /** `actor`: who asked, for the audit log (by default the service manager, `systemctl reload`). */
+  reload(actor?: Actor): Promise<ReloadReport>;
   stop(signal: string): Promise<void>;
 }
 
@@ -109,8 +114,8 @@ export function createService(options: ServiceOptions): Service {
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
     log,
     trends,
-    reloadConfig: () =>
-      reload().catch((error: unknown) => {
+    reloadConfig: (actor) =>
+      reload(actor).catch((error: unknown) => {
         throw error instanceof ConfigError ? new RequestError(400, 'ConfigError', error.message) : error;
       }),
   };
@@ -128,6 +133,10 @@ export function createService(options: ServiceOptions): Service {
   let mqtt: MqttBridge | undefined;
   let sparkplug: EdgeNode | undefined;
   let modbusServer: ModbusServer | undefined;
+  let auditLog: AuditLog | undefined;
+  /** Set while `apis.tls` is configured: the listener hands connections through it. */
+  let tlsFront: TlsFront | undefined;
+  let tlsApplied: unknown;
 
   // The listener is a plain TCP server that hands its connections to the HTTP
   // server: a new address can then be bound before the old one is closed,
@@ -142,7 +151,8 @@ export function createService(options: ServiceOptions): Service {
       const next = createListener((socket) => {
         connections.add(socket);
         socket.once('close', () => connections.delete(socket));
-        server.emit('connection', socket);
+        if (tlsFront) tlsFront.accept(socket, (secure) => server.emit('connection', secure));
+        else server.emit('connection', socket);
       });
       next.once('error', reject);
       // A deep accept queue: a connection storm waits there instead of being refused (see docs/security.md).
@@ -163,6 +173,52 @@ export function createService(options: ServiceOptions): Service {
     });
 
   const components: Component[] = [
+    {
+      // Before the listener starts, so no connection is ever served in the clear by mistake.
+      name: 'tls',
+      // The running configuration's files as they were when loaded, against the files now: a renewed certificate at the same path is a change.
+      slice: (c) => (c === config ? tlsApplied : tlsFilesStamp(c.apis.tls)),
+      start(c) {
+        tlsApplied = tlsFilesStamp(c.apis.tls);
+        if (c.apis.tls === undefined) return;
+        // Throws for files that do not hold a matching key and certificate: start-up fails, a reload is refused.
+        tlsFront = createTlsFront(c.apis.tls, log);
+        log.info(`HTTPS: certificate ${c.apis.tls.cert}, SHA-256 fingerprint ${tlsFront.fingerprint}`);
+      },
+      stop() {
+        tlsFront = undefined;
+      },
+      update(c) {
+        if (c.apis.tls === undefined || tlsFront === undefined) return false;
+        tlsFront.renew(c.apis.tls);
+        tlsApplied = tlsFilesStamp(c.apis.tls);
+        log.warn(`reload: HTTPS certificate renewed from ${c.apis.tls.cert}, SHA-256 fingerprint ${tlsFront.fingerprint}`);
+        return true;
+      },
+    },
+    {
+      // First, so writes and refusals from the very first request are kept.
+      name: 'audit',
+      slice: (c) => [c.audit, c.stateDir],
+      async start(c) {
+        const maxBytes = c.audit?.maxBytes ?? DEFAULT_AUDIT_MAX_MB * 1024 * 1024;
+        if (maxBytes === 0) return;
+        try {
+          auditLog = await AuditLog.open({ dir: c.stateDir, maxBytes, log });
+        } catch (error) {
+          log.error(`audit log: not kept: ${(error as Error).message}`);
+          return;
+        }
+        setAuditSink(auditLog.record);
+        ctx.auditLog = auditLog;
+      },
+      async stop() {
+        setAuditSink(undefined);
+        ctx.auditLog = undefined;
+        await auditLog?.close();
+        auditLog = undefined;
+      },
+    },
     {
       name: 'logging',
       slice: (c) => c.logging,
@@ -330,7 +386,17 @@ export function createService(options: ServiceOptions): Service {
   // storm of SIGHUPs costs at most two reloads, not one each.
   let reloading: Promise<unknown> = Promise.resolve();
   let waiting: Promise<ReloadReport> | undefined;
-  function reload(): Promise<ReloadReport> {
+  function reload(actor: Actor = SERVICE_MANAGER): Promise<ReloadReport> {
+    const run = coalescedReload();
+    // Each caller's own entry: two reloads asked for at once are two entries with one outcome.
+    run.then(
+      (report) => audit(actor, 'config', {}, `ok: ${report.summary}`),
+      (error: unknown) => audit(actor, 'config', {}, auditResult(error)),
+    );
+    return run;
+  }
+
+  function coalescedReload(): Promise<ReloadReport> {
     if (waiting) return waiting;
     const run = reloading.then(begin, begin);
     function begin(): Promise<ReloadReport> {
@@ -437,7 +503,7 @@ export function createService(options: ServiceOptions): Service {
         runtime.feed.releaseFirstStates();
         options.output(startupSummary({ ...config, apis: { ...config.apis, port: listening.port } }));
         // A parent process (tests, supervisors) can wait for this line instead of polling.
-        log.info(`listening on http://${config.apis.address}:${listening.port}`);
+        log.info(`listening on ${tlsFront ? 'https' : 'http'}://${config.apis.address}:${listening.port}`);
       })();
       // A SIGHUP during start-up waits for it.
       reloading = run.catch(() => undefined);
@@ -454,14 +520,19 @@ export function createService(options: ServiceOptions): Service {
         { name: 'Modbus TCP server', run: () => modbusServer?.stop() },
         // NDEATH before the buses stop, so the host marks our metrics stale at once.
         { name: 'Sparkplug', run: () => sparkplug?.stop() },
-        // Last: stops the buses and flushes aliases changed by the writes above.
+        // Stops the buses and flushes aliases changed by the writes above.
         { name: 'buses and devices', run: () => runtime.stop() },
+        // Last: the writes drained above are in it.
+        { name: 'audit log', run: () => components.find((component) => component.name === 'audit')!.stop() },
       ];
       const stopAccepting = new Promise<void>((resolve) => (listener ? listener.close(() => resolve()) : resolve()));
       await shutDown({ server, stopAccepting, connections }, steps, log, SHUTDOWN_BOUND_MS);
     },
   };
 }
+
+/** A reload asked for by a signal (`systemctl reload`, SIGHUP): whoever may signal the daemon. */
+const SERVICE_MANAGER: Actor = { who: 'service manager', from: '', interface: 'signal' };
 
 /** Who may read and write without a token, from the fewest to the most. */
 const ANONYMOUS_REACH = ['nobody', 'loopback clients', 'every client that reaches the listener'] as const;

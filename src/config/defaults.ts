@@ -98,3 +98,9 @@ comm_channels:
     owpower: 1
     simulate: [28, 28, 26]
 `;
+
+/**
+ * The audit log's bound on disk, all its files together: at about 250 bytes
+ * an entry, some 80 000 changes, months of a busy controller's history.
+ */
+export const DEFAULT_AUDIT_MAX_MB = 20;

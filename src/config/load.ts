@@ -3,7 +3,7 @@
 // Problems are collected and thrown together as one ConfigError.
 import { existsSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import type { Config, QualityConfig } from './types.js';
+import type { AuditConfig, Config, QualityConfig } from './types.js';
 import { ConfigError } from './errors.js';
 import { ConfigSection } from './section.js';
 import { Findings } from './findings.js';
@@ -16,6 +16,7 @@ import { readAutomations, readLocation } from '../automations/read-config.js';
 import {
   BUILT_IN_ALIAS_FILE,
   BUILT_IN_CONFIG_YAML,
+  DEFAULT_AUDIT_MAX_MB,
   DEFAULT_AUTOGEN_FILE,
   DEFAULT_COUNTER_SAVE_S,
   DEFAULT_STALE_MIN_MS,
@@ -65,6 +66,7 @@ function builtInConfig(findings: Findings): Config {
     aliasFile: resolve(BUILT_IN_ALIAS_FILE),
     stateDir: dirname(resolve(BUILT_IN_ALIAS_FILE)),
     quality: readQuality(root.section('quality')),
+    audit: readAudit(root.section('audit')),
   };
 }
 
@@ -104,6 +106,7 @@ function fileConfig(file: string, autogenOption: string | undefined, findings: F
     // test does) moves the rest with them.
     stateDir: resolve(configDir, root.string('state_dir', dirname(aliasFile))),
     quality: readQuality(root.section('quality')),
+    audit: readAudit(root.section('audit')),
   };
   root.warnUnknownKeys();
   return config;
@@ -118,6 +121,13 @@ function readQuality(section: ConfigSection): QualityConfig {
   };
   section.warnUnknownKeys();
   return quality;
+}
+
+/** `audit:` (ours): how much disk the audit log may take; `max_mb: 0` keeps none. */
+function readAudit(section: ConfigSection): AuditConfig {
+  const audit: AuditConfig = { maxBytes: Math.round(section.number('max_mb', DEFAULT_AUDIT_MAX_MB, 0) * 1024 * 1024) };
+  section.warnUnknownKeys();
+  return audit;
 }
 
 function rootSection(tree: TreeNode, findings: Findings): ConfigSection {

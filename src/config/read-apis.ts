@@ -38,6 +38,17 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
     limits: readLimits(apis.section('limits')),
     allowedHosts: apis.stringList('allowed_hosts', []),
   };
+  if (apis.has('tls')) {
+    const tls = apis.section('tls');
+    const cert = readableFile(tls, 'cert', baseDir, true);
+    const key = readableFile(tls, 'key', baseDir, true);
+    if (tls.boolean('self_signed', false)) tls.error(tls.at, 'self_signed', 'a generated certificate is not supported yet: give cert and key (PEM files)');
+    else if (cert === undefined || key === undefined) tls.error(tls.at, undefined, 'HTTPS needs both cert and key (PEM files)');
+    else config.tls = { cert, key };
+    tls.warnUnknownKeys();
+  } else {
+    apis.markKnown('tls');
+  }
   websocket.warnUnknownKeys();
   panel.warnUnknownKeys();
   apis.warnUnknownKeys();

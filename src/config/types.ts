@@ -238,6 +238,8 @@ export interface Config {
     limits: LimitsConfig;
     /** Host names served besides this machine's own (DNS rebinding guard); `*` = any. */
     allowedHosts: string[];
+    /** `apis.tls`: HTTPS and WSS on the same port, certificate and key from PEM files (absent = plain HTTP). */
+    tls?: { cert: string; key: string };
   };
   buses: BusConfig[];
   oneWireBuses: OneWireBusConfig[];
@@ -255,6 +257,13 @@ export interface Config {
   stateDir: string;
   /** `quality:` how old a value may be before it is stale, and how often counter totals are saved. */
   quality: QualityConfig;
+  /** `audit:` the log of every change in state_dir; absent = the default bound, maxBytes 0 = no audit log. */
+  audit?: AuditConfig;
+}
+
+export interface AuditConfig {
+  /** All audit files together stay within this (`max_mb`). */
+  maxBytes: number;
 }
 
 export interface ModbusServerConfig {

@@ -6,6 +6,7 @@ import { withRequestContext, type ClientSignal } from '../modbus/request-context
 import type { ChangeFeed } from './feed.js';
 import type { Registry } from './registry.js';
 import { writeGate } from './write-gate.js';
+import { audit, auditing, auditResult, UNKNOWN_ACTOR, type Actor } from './audit-trail.js';
 
 // The single write path behind every API. It validates everything before any
 // bus traffic, waits for the slave to confirm, and answers with the state the
@@ -45,6 +46,8 @@ const EVOK_KIND: Record<ModbusErrorKind, string> = {
  * `signal` is the client's: aborted when its HTTP request or WebSocket
  * closed, so a write still waiting for the line is dropped, never sent for
  * nobody. Every bus request the write makes runs in this context.
+ * `actor` is who asked: every write, refused, failed or done, goes into the
+ * audit log with it once it settled (a reference kept, no copy, no disk).
  */
 export function writeDevice(
   registry: Registry,
@@ -52,9 +55,17 @@ export function writeDevice(
   device: Device,
   params: Readonly<Record<string, unknown>>,
   signal?: ClientSignal,
+  actor: Actor = UNKNOWN_ACTOR,
 ): Promise<DeviceState> {
   const write = () => performWrite(registry, feed, device, params);
-  return writeGate.pass(signal ? () => withRequestContext({ signal }, write) : write);
+  const running = writeGate.pass(signal ? () => withRequestContext({ signal }, write) : write);
+  if (!auditing()) return running;
+  const target = `${device.type}/${device.circuit}`;
+  running.then(
+    () => audit(actor, target, params, 'ok'),
+    (error: unknown) => audit(actor, target, params, auditResult(error)),
+  );
+  return running;
 }
 
 /**

@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AuthConfig } from '../../config/types.js';
 import { RequestError } from '../../errors.js';
 import { isLoopbackAddress } from './loopback.js';
+import type { Actor } from '../../registry/audit-trail.js';
 
 // Who may do what. Every interface (REST, JSON, bulk, RPC, WebSocket,
 // metrics) asks the same Authorizer, so one client gets the same answer
@@ -16,7 +17,7 @@ import { isLoopbackAddress } from './loopback.js';
 export type Scope = 'read' | 'write' | 'admin';
 
 /** What a request may do; `none` carries the reason it was refused as a ready error. */
-export type Grant = { scope: Scope; byToken?: true } | { scope: 'none'; error: RequestError };
+export type Grant = { scope: Scope; byToken?: true; /** The token's name, for the audit log. */ name?: string } | { scope: 'none'; error: RequestError };
 
 /** Sent with every 401, as RFC 6750 asks, so clients know which scheme to use. */
 export const CHALLENGE_HEADERS: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'Bearer realm="iogate"' };
@@ -70,7 +71,7 @@ export function createAuthorizer(config: AuthConfig, originAllowed: (origin: str
       if (timingSafeEqual(token.digest, digest)) match = token;
     }
     if (match === undefined) return { scope: 'none', error: unauthorized('the token is not valid') };
-    return { scope: match.scope, byToken: true };
+    return { scope: match.scope, byToken: true, name: match.name };
   };
 
   return {
@@ -131,4 +132,14 @@ function presentedToken(req: IncomingMessage, allowQueryToken: boolean): string 
   if (query < 0) return undefined;
   const token = new URLSearchParams(url.slice(query + 1)).get('token');
   return token === null ? undefined : token;
+}
+
+/**
+ * Who a request is, for the audit log: its token's name, or `anonymous`.
+ * The authorizer was consulted before this, so a refused request never gets here.
+ */
+export function requestActor(req: IncomingMessage, auth: Authorizer | undefined, iface: string, options?: { allowQueryToken?: boolean }): Actor {
+  const grant = auth?.scopeOf(req, options);
+  const who = grant !== undefined && grant.scope !== 'none' && grant.name !== undefined ? grant.name : 'anonymous';
+  return { who, from: req.socket.remoteAddress ?? '', interface: iface };
 }

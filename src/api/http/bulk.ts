@@ -8,7 +8,7 @@ import { writeDevice } from '../../registry/write.js';
 import { clientGone } from './client-gone.js';
 import { parseJsonObject, readBody } from './body.js';
 import type { DeviceRouteContext } from './device-routes.js';
-import { authorizeAgain } from '../access/auth.js';
+import { authorizeAgain, requestActor } from '../access/auth.js';
 import type { ApiGuards } from '../access/guards.js';
 import { sendError, sendJson, servePost } from './respond.js';
 import { isFieldObject } from '../set-arguments.js';
@@ -42,7 +42,7 @@ export function handleBulk(ctx: DeviceRouteContext & Pick<ApiGuards, 'auth'>, re
   // request lives until its writes are confirmed, and a copy of every field
   // per request, outliving young-generation collections, was most of what a
   // stream of these requests left in the old generation (bench: heap sampling).
-  servePost(req, res, () => serve({ registry: ctx.registry, feed: ctx.feed, guards: ctx, signal: clientGone(res) }, req, res));
+  servePost(req, res, () => serve({ registry: ctx.registry, feed: ctx.feed, guards: ctx, signal: clientGone(res), actor: requestActor(req, ctx.auth, 'bulk') }, req, res));
 }
 
 async function serve(ctx: BulkContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -179,7 +179,7 @@ async function assignGroup(ctx: DeviceRouteContext, item: Item): Promise<ItemRes
   const results: Array<RawJson | ErrorEnvelope> = [];
   for (const device of devices) {
     try {
-      await writeDevice(ctx.registry, ctx.feed, device, values, ctx.signal);
+      await writeDevice(ctx.registry, ctx.feed, device, values, ctx.signal, ctx.actor);
       results.push(read(device));
     } catch (error) {
       results.push(envelope(error));
@@ -194,6 +194,6 @@ async function assignOne(ctx: DeviceRouteContext, item: Item): Promise<ItemResul
   if (typeof circuit !== 'string') throw new RequestError(400, 'TypeError', "'device_circuit' must be a circuit or alias");
   const values = assignedValues(item);
   const device = ctx.registry.resolve(type, circuit);
-  await writeDevice(ctx.registry, ctx.feed, device, values, ctx.signal);
+  await writeDevice(ctx.registry, ctx.feed, device, values, ctx.signal, ctx.actor);
   return read(device);
 }

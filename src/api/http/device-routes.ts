@@ -6,7 +6,8 @@ import type { Registry } from '../../registry/registry.js';
 import { OBJECTLESS_TYPES, RELAY_SCHEMA_FIELDS, hasEvokSchema } from '../../registry/type-names.js';
 import { writeDevice } from '../../registry/write.js';
 import type { ClientSignal } from '../../modbus/request-context.js';
-import { authorizeAgain, type Authorizer } from '../access/auth.js';
+import { authorizeAgain, requestActor, type Authorizer } from '../access/auth.js';
+import type { Actor } from '../../registry/audit-trail.js';
 import { clientGone } from './client-gone.js';
 import { parseFormBody, parseJsonObject, readBody } from './body.js';
 import { bufferEtag, deviceEtag } from './etag.js';
@@ -20,6 +21,8 @@ export interface DeviceRouteContext {
   feed: ChangeFeed;
   /** Aborted when the client of the request being served has gone (bulk, RPC). */
   signal?: ClientSignal;
+  /** Who the request being served is, for the audit log (bulk, RPC). */
+  actor?: Actor;
 }
 
 export type BodyFormat = 'form' | 'json';
@@ -165,7 +168,7 @@ async function write(
     const device = ctx.registry.resolve(type, circuit);
     const params = format === 'json' ? jsonParams(type, body) : parseFormBody(req, body);
     if (type === 'relay') checkRelaySchema(params);
-    await writeDevice(ctx.registry, ctx.feed, device, params, clientGone(res));
+    await writeDevice(ctx.registry, ctx.feed, device, params, clientGone(res), requestActor(req, ctx.auth, format === 'json' ? 'json' : 'rest'));
     // The confirmed state's JSON text was just made for the next GET; reuse it
     // rather than serialising the same state again.
     sendSuccessJson(res, device.json());

@@ -312,6 +312,32 @@ export function openApiDocument(version: string): Schema {
           responses: { '200': { description: 'What happened to each part', content: json({ type: 'object', required: ['success', 'result'], properties: { success: { const: true }, result: { type: 'object' } } }) }, ...ERRORS },
         },
       },
+      '/audit': {
+        get: {
+          summary: 'Who changed what: writes from every interface, reloads, refused credentials (token scope admin)',
+          description:
+            'Without `since`, the latest `limit` entries; with it, the first `limit` entries strictly after it. Oldest first. Without tokens configured only a client on the controller may read it.',
+          tags: ['General'],
+          parameters: [
+            { name: 'since', in: 'query', required: false, description: 'Unix milliseconds or an ISO 8601 time', schema: string },
+            { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+          ],
+          responses: {
+            '200': {
+              description: 'The entries',
+              content: json({
+                type: 'array',
+                items: {
+                  type: 'object',
+                  required: ['ts', 'who', 'from', 'interface', 'target', 'params', 'result'],
+                  properties: { ts: string, who: string, from: string, interface: string, target: string, params: { type: 'object' }, result: string },
+                },
+              }),
+            },
+            ...ERRORS,
+          },
+        },
+      },
       '/openapi.json': {
         get: { summary: 'This document', tags: ['General'], responses: { '200': { description: 'OpenAPI 3.1', content: json({ type: 'object' }) }, ...notModified, ...ERRORS } },
       },

@@ -18,6 +18,9 @@ import type { TrendStore } from '../../trends/trend-store.js';
 import { VERSION } from '../../version.js';
 import { openApiDocument } from './openapi.js';
 import { textEtag } from './etag.js';
+import { auditRefusal, auditResult, type Actor } from '../../registry/audit-trail.js';
+import { requestActor } from '../access/auth.js';
+import { auditQuery, type AuditReader } from './audit-route.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
 // segment: no regular expressions on the request path.
@@ -44,11 +47,13 @@ export interface HttpContext extends DeviceRouteContext, ApiGuards {
    * difference; rejects with RequestError(400) listing the problems of an
    * invalid file (then nothing changed).
    */
-  reloadConfig?: () => Promise<unknown>;
+  reloadConfig?: (actor: Actor) => Promise<unknown>;
   /** Where client socket errors are logged (at DEBUG); they are counted either way. */
   log?: Logger;
   /** The last hour of analog and 1-Wire values behind `GET /trends`; without it the route is absent. */
   trends?: TrendStore;
+  /** The audit log behind `GET /audit` (admin); without it the route is absent. */
+  auditLog?: AuditReader;
 }
 
 let openApiText: string | undefined;
@@ -66,6 +71,9 @@ export function createHttpServer(ctx: HttpContext): Server {
       try {
         route(ctx, req, res, admission);
       } catch (error) {
+        if (error instanceof RequestError && (error.status === 401 || error.status === 403)) {
+          auditRefusal(requestActor(req, ctx.auth, 'http'), pathOnly(req.url), auditResult(error));
+        }
         sendError(res, error, error instanceof RequestError && error.status === 401 ? CHALLENGE_HEADERS : undefined);
       }
     }),
@@ -130,6 +138,10 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
       if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
       sendRead(req, res, ctx.trends.json());
       return;
+    case 'audit':
+      if (segments.length !== 1 || !ctx.auditLog) break;
+      serveAudit(ctx, ctx.auditLog, req, res);
+      return;
     case 'metrics': {
       if (segments.length !== 1 || !ctx.metrics) break;
       if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
@@ -146,7 +158,7 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
  * Only an admin token may reload; without tokens configured, a client on
  * this controller (as `systemctl reload` needs a shell on it too).
  */
-function serveReload(ctx: HttpContext, reload: () => Promise<unknown>, req: IncomingMessage, res: ServerResponse): void {
+function serveReload(ctx: HttpContext, reload: (actor: Actor) => Promise<unknown>, req: IncomingMessage, res: ServerResponse): void {
   if (req.method !== 'POST') throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (POST)`);
   if (ctx.auth.enabled) {
     const refused = ctx.auth.authorize(req, 'admin');
@@ -155,8 +167,24 @@ function serveReload(ctx: HttpContext, reload: () => Promise<unknown>, req: Inco
     throw new RequestError(403, 'Forbidden', 'reloading the configuration needs a token with admin scope, or a client on this controller when no tokens are configured');
   }
   req.resume();
-  reload().then(
+  reload(requestActor(req, ctx.auth, 'http')).then(
     (report) => sendSuccess(res, report),
+    (error: unknown) => sendError(res, error),
+  );
+}
+
+/** `GET /audit?since=<ts>&limit=<n>`: admin only; without tokens configured, a client on this controller. */
+function serveAudit(ctx: HttpContext, auditLog: AuditReader, req: IncomingMessage, res: ServerResponse): void {
+  if (!isRead(req.method)) throw new RequestError(405, 'MethodNotAllowed', `${req.method} is not allowed here (GET, HEAD)`);
+  if (ctx.auth.enabled) {
+    const refused = ctx.auth.authorize(req, 'admin');
+    if (refused) throw refused;
+  } else if (!isLoopbackAddress(req.socket.remoteAddress)) {
+    throw new RequestError(403, 'Forbidden', 'the audit log needs a token with admin scope, or a client on this controller when no tokens are configured');
+  }
+  const { sinceMs, limit } = auditQuery(req.url ?? '/');
+  auditLog.read(sinceMs, limit).then(
+    (entries) => sendRead(req, res, JSON.stringify(entries)),
     (error: unknown) => sendError(res, error),
   );
 }
@@ -173,6 +201,13 @@ function isRead(method: string | undefined): boolean {
 function routeScope(method: string | undefined, first: string | undefined): Scope {
   if (isRead(method)) return 'read';
   return first === 'bulk' || first === 'rpc' ? 'read' : 'write';
+}
+
+/** The request path without its query string: a query may carry a token, which the audit log must not keep. */
+function pathOnly(url: string | undefined): string {
+  const path = url ?? '/';
+  const query = path.indexOf('?');
+  return query < 0 ? path : path.slice(0, query);
 }
 
 /** Decoded path segments; one trailing slash is ignored, the query string too. */

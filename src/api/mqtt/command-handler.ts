@@ -1,3 +1,4 @@
+import type { Actor } from '../../registry/audit-trail.js';
 import type { Device } from '../../devices/device.js';
 import { RequestError } from '../../errors.js';
 import type { Logger } from '../../log.js';
@@ -10,6 +11,9 @@ import { isOversizeMarker } from './size-guard.js';
 import { SerialQueue } from './serial-queue.js';
 import type { MqttSink } from './sink.js';
 import type { Topics } from './topics.js';
+
+/** Commands from the broker: the broker's ACL decided who may publish them. */
+const MQTT_ACTOR: Actor = { who: 'mqtt', from: '', interface: 'mqtt' };
 
 // `<prefix>/cmd/<dev>/<circuit>` → the common write path → an answer on
 // `<prefix>/ack/<dev>/<circuit>`, also for topics and payloads that make no
@@ -75,7 +79,7 @@ export class CommandHandler {
   private async write(path: string, device: Device, params: Record<string, unknown>): Promise<void> {
     const { registry, feed } = this.options;
     try {
-      await writeDevice(registry, feed, device, params);
+      await writeDevice(registry, feed, device, params, undefined, MQTT_ACTOR);
       this.answer(path, `{"success":true,"result":${device.json()}}`);
     } catch (error) {
       this.answerError(path, error);

@@ -4,7 +4,7 @@ import { jsonText } from '../../json-text.js';
 import { readBody } from '../http/body.js';
 import { clientGone } from '../http/client-gone.js';
 import type { DeviceRouteContext } from '../http/device-routes.js';
-import { authorizeAgain } from '../access/auth.js';
+import { authorizeAgain, requestActor } from '../access/auth.js';
 import type { ApiGuards } from '../access/guards.js';
 import { sendError, sendJson, sendNoContent, servePost } from '../http/respond.js';
 import { RPC_METHODS, type RpcMethod } from './methods.js';
@@ -43,7 +43,7 @@ export function handleRpc(ctx: DeviceRouteContext & Pick<ApiGuards, 'auth'>, req
   // request lives until its writes are confirmed, and a copy of every field
   // per request, outliving young-generation collections, was most of what a
   // stream of these requests left in the old generation (bench: heap sampling).
-  servePost(req, res, () => serve({ registry: ctx.registry, feed: ctx.feed, guards: ctx, signal: clientGone(res) }, req, res));
+  servePost(req, res, () => serve({ registry: ctx.registry, feed: ctx.feed, guards: ctx, signal: clientGone(res), actor: requestActor(req, ctx.auth, 'rpc') }, req, res));
 }
 
 async function serve(ctx: RpcContext, req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -64,7 +64,7 @@ function field(found: Device, name: string): RawJson {
 /** Writes and answers the confirmed device. */
 async function write(ctx: DeviceRouteContext, type: DeviceType, circuit: unknown, fields: Record<string, unknown>): Promise<Device> {
   const target = device(ctx, type, circuit);
-  await writeDevice(ctx.registry, ctx.feed, target, fields, ctx.signal);
+  await writeDevice(ctx.registry, ctx.feed, target, fields, ctx.signal, ctx.actor);
   return target;
 }
 

@@ -1,3 +1,4 @@
+import type { Actor } from '../../registry/audit-trail.js';
 import type { Device } from '../../devices/device.js';
 import { RequestError } from '../../errors.js';
 import type { ChangeFeed } from '../../registry/feed.js';
@@ -32,6 +33,12 @@ export interface CommandContext {
   feed: ChangeFeed;
   model: PointModel;
   write: boolean;
+  /**
+   * The primary host the node serves, named in the audit log as the writer
+   * (`sparkplug:<host id>`): Sparkplug commands carry no sender, and with a
+   * primary host configured the node takes commands only while it is online.
+   */
+  hostId?: string;
   quiet: QuietLog;
   /** Whether the node has birthed on the current connection. */
   born(): boolean;
@@ -45,7 +52,11 @@ export class CommandHandler {
   readonly stats: CommandStats = { accepted: 0, refused: 0, malformed: 0, rebirthRequests: 0 };
   private readonly queue = new SerialQueue<Device>(MAX_QUEUED_PER_DEVICE);
 
-  constructor(private readonly context: CommandContext) {}
+  private readonly actor: Actor;
+
+  constructor(private readonly context: CommandContext) {
+    this.actor = { who: context.hostId !== undefined ? `sparkplug:${context.hostId}` : 'sparkplug', from: '', interface: 'sparkplug' };
+  }
 
   nodeCommand(payload: Buffer): void {
     const metrics = this.decode('NCMD', payload);
@@ -121,7 +132,7 @@ export class CommandHandler {
 
   private async write(where: string, point: Point, params: Record<string, unknown>): Promise<void> {
     try {
-      await writeDevice(this.context.registry, this.context.feed, point.device, params);
+      await writeDevice(this.context.registry, this.context.feed, point.device, params, undefined, this.actor);
       this.stats.accepted++;
     } catch (error) {
       const reason = error instanceof RequestError ? error.message : error instanceof Error ? error.message : String(error);

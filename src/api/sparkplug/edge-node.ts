@@ -150,6 +150,7 @@ export class EdgeNode {
       feed: options.feed,
       model: this.model,
       write: config.write,
+      ...(config.primaryHostId !== undefined ? { hostId: config.primaryHostId } : {}),
       quiet: this.quiet,
       born: () => this.born,
       deviceBorn: (id) => this.deviceBorn.has(id),

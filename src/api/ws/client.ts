@@ -1,3 +1,4 @@
+import { UNKNOWN_ACTOR, type Actor } from '../../registry/audit-trail.js';
 import { WebSocket, type RawData } from 'ws';
 import type { Device, DeviceType } from '../../devices/device.js';
 import type { Scope } from '../access/auth.js';
@@ -72,6 +73,8 @@ export class WsClient {
     readonly errorReplies = false,
     /** Whether pushes and replies carry the meta view (quality, ts, age_s, counter_total). */
     readonly meta = false,
+    /** Who the client is, decided at the upgrade, for the audit log. */
+    readonly actor: Actor = UNKNOWN_ACTOR,
   ) {}
 
   /** Aborted once the socket closed: writes it asked for and that still wait for the line are dropped. */

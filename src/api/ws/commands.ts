@@ -1,3 +1,4 @@
+import type { Actor } from '../../registry/audit-trail.js';
 import type { RawData } from 'ws';
 import type { DeviceType } from '../../devices/device.js';
 import { RequestError } from '../../errors.js';
@@ -49,7 +50,7 @@ export async function runCommand(ctx: WsCommandContext, client: WsClient, data: 
         // Reading commands need only what the upgrade already checked.
         const refused = checkScope({ scope: client.scope }, 'write');
         if (refused) throw refused;
-        await setDevice(ctx, message, client.closed);
+        await setDevice(ctx, message, client.closed, client.actor);
         return;
       }
       default:
@@ -135,7 +136,7 @@ function fullDevice(registry: Registry, message: Message, meta: boolean): string
  * setter parameter, and without `value` the message's other keys are the
  * fields. Success is not answered: the change arrives as a normal push.
  */
-async function setDevice({ registry, feed }: WsCommandContext, message: Message, signal: AbortSignal): Promise<void> {
+async function setDevice({ registry, feed }: WsCommandContext, message: Message, signal: AbortSignal, actor: Actor): Promise<void> {
   const device = target(registry, message);
   const value = message['value'];
   let fields: Record<string, unknown>;
@@ -145,5 +146,5 @@ async function setDevice({ registry, feed }: WsCommandContext, message: Message,
     fields = {};
     for (const [key, field] of Object.entries(message)) if (!SET_ENVELOPE.has(key)) fields[key] = field;
   }
-  await writeDevice(registry, feed, device, fields, signal);
+  await writeDevice(registry, feed, device, fields, signal, actor);
 }

@@ -2,7 +2,8 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { Logger } from '../../log.js';
-import type { Scope } from '../access/auth.js';
+import { requestActor, type Scope } from '../access/auth.js';
+import { auditRefusal, auditResult } from '../../registry/audit-trail.js';
 import type { ApiGuards } from '../access/guards.js';
 import { markUpgraded } from '../http/admission.js';
 import { wantsMeta } from '../http/device-routes.js';
@@ -55,7 +56,7 @@ export function attachWebSocket(
 
   const connect = (socket: WebSocket, req: IncomingMessage, scope: Scope): void => {
     const wantsErrors = errorRepliesRequested(req.url ?? '/') ?? defaultErrorReplies;
-    const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary), scope, wantsErrors, wantsMeta(req.url ?? '/'));
+    const client = new WsClient(socket, (sender, data, isBinary) => runCommand(ctx, sender, data, isBinary), scope, wantsErrors, wantsMeta(req.url ?? '/'), requestActor(req, guards.auth, 'websocket', { allowQueryToken: true }));
     clients.add(client);
     upgrades.set(client, req);
     const peer = `${req.socket.remoteAddress}:${req.socket.remotePort}`;
@@ -80,6 +81,8 @@ export function attachWebSocket(
     }
     const decision = admitUpgrade(req, guards, clients.size);
     if (!decision.admitted) {
+      const { status } = decision.error;
+      if (status === 401 || status === 403) auditRefusal(requestActor(req, guards.auth, 'websocket', { allowQueryToken: true }), '/ws', auditResult(decision.error));
       refuseUpgrade(socket, decision.error);
       return;
     }

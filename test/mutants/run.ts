@@ -18,6 +18,7 @@ import { tempDir } from '../helpers/temp-dir.js';
 //   npm run mutants -- --area sparkplug   the mutants whose id or file contains the word
 //   npm run mutants -- --check            only that every snippet is found once
 //   npm run mutants -- --list             the list, nothing run
+//   npm run mutants -- --no-baseline      skip the first pass that checks each test set passes unmutated
 
 interface Mutant {
   id: string;
@@ -68,7 +69,8 @@ function occurrences(text: string, snippet: string): number {
   return count;
 }
 
-function parseArgs(argv: string[]): { only: Set<string> | undefined; area: string | undefined; check: boolean; list: boolean } {
+function parseArgs(argv: string[]): { only: Set<string> | undefined; area: string | undefined; check: boolean; list: boolean; noBaseline: boolean } {
+  let noBaseline = false;
   let only: Set<string> | undefined;
   let area: string | undefined;
   let check = false;
@@ -79,9 +81,10 @@ function parseArgs(argv: string[]): { only: Set<string> | undefined; area: strin
     else if (arg === '--area') area = argv[++i];
     else if (arg === '--check') check = true;
     else if (arg === '--list') list = true;
-    else throw new Error(`unknown argument ${arg}; use --only ID[,ID], --area WORD, --check or --list`);
+    else if (arg === '--no-baseline') noBaseline = true;
+    else throw new Error(`unknown argument ${arg}; use --only ID[,ID], --area WORD, --check, --list or --no-baseline`);
   }
-  return { only, area, check, list };
+  return { only, area, check, list, noBaseline };
 }
 
 /** Tracked files (and new ones not ignored) copied into a fresh directory; node_modules is linked, not copied. */
@@ -170,8 +173,23 @@ async function main(): Promise<number> {
   }
 
   const copy = copyTree();
-  const results: { mutant: Mutant; outcome: Outcome; seconds: number }[] = [];
   const started = performance.now();
+  const buildLog: string[] = [];
+  if ((await run(copy, process.execPath, ['build.mjs'], 120, buildLog)) !== 0) throw new Error(`the unmutated tree does not build:\n${buildLog.join('')}`);
+
+  // Baseline: each set of tests passes on the unmutated copy, else a "kill" would mean nothing.
+  if (!args.noBaseline) {
+    const sets = new Map<string, Mutant>();
+    for (const m of selected) if (m.equivalent === undefined && !missing.has(m.id)) sets.set(testArgs(m).join('\0'), m);
+    for (const m of sets.values()) {
+      const log: string[] = [];
+      const code = await run(copy, process.execPath, testArgs(m), m.timeout ?? 180, log);
+      if (code !== 0) throw new Error(`baseline: ${m.tests.join(' ')}${m.pattern ? ` (--test-name-pattern=${m.pattern})` : ''} fails without any mutant (${code}); fix that first:\n${log.join('').slice(-3000)}`);
+    }
+    console.log(`baseline: ${sets.size} test sets pass unmutated (${((performance.now() - started) / 1000).toFixed(0)} s)`);
+  }
+
+  const results: { mutant: Mutant; outcome: Outcome; seconds: number }[] = [];
   for (const mutant of selected) {
     if (missing.has(mutant.id)) {
       results.push({ mutant, outcome: 'snippet missing', seconds: 0 });
@@ -196,6 +214,8 @@ async function main(): Promise<number> {
     } finally {
       writeFileSync(path, original);
     }
+    // The bundle goes back to the unmutated source too.
+    if (mutant.build && (await run(copy, process.execPath, ['build.mjs'], 120, [])) !== 0) throw new Error('the unmutated tree no longer builds');
     const seconds = (performance.now() - begun) / 1000;
     results.push({ mutant, outcome, seconds });
     console.log(`${outcome.padEnd(18)} ${seconds.toFixed(1).padStart(6)} s  ${mutant.id}`);

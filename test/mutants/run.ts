@@ -107,6 +107,22 @@ function copyTree(): string {
   return copy;
 }
 
+/** The test run in progress: its process group is killed when the runner is stopped (CI's timeout sends SIGINT). */
+let running: number | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (running !== undefined) {
+      try {
+        process.kill(-running, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    console.error(`mutants: stopped by ${signal}`);
+    process.exit(130);
+  });
+}
+
 /** Runs a command in `cwd`; resolves with its exit code, or 'timeout' when it outlived `seconds` (its process group is killed). */
 function run(cwd: string, command: string, args: string[], seconds: number, logTo: string[]): Promise<number | 'timeout'> {
   return new Promise((resolvePromise) => {
@@ -115,6 +131,7 @@ function run(cwd: string, command: string, args: string[], seconds: number, logT
       logTo.push(chunk.toString());
       if (logTo.length > 400) logTo.splice(0, logTo.length - 400);
     };
+    running = child.pid;
     child.stdout.on('data', keep);
     child.stderr.on('data', keep);
     let timedOut = false;
@@ -128,6 +145,7 @@ function run(cwd: string, command: string, args: string[], seconds: number, logT
     }, seconds * 1000);
     child.on('close', (code) => {
       clearTimeout(timer);
+      running = undefined;
       resolvePromise(timedOut ? 'timeout' : code ?? 1);
     });
   });

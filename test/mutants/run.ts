@@ -152,7 +152,7 @@ function run(cwd: string, command: string, args: string[], seconds: number, logT
 }
 
 function testArgs(mutant: Mutant): string[] {
-  const args = ['--import', 'tsx', '--test', '--test-timeout=60000', '--test-concurrency=1', '--test-reporter=dot'];
+  const args = ['--import', 'tsx', '--test', '--test-timeout=20000', '--test-concurrency=1', '--test-reporter=dot'];
   if (mutant.pattern !== undefined) args.push(`--test-name-pattern=${mutant.pattern}`);
   return [...args, ...mutant.tests];
 }

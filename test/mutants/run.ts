@@ -35,11 +35,16 @@ interface Mutant {
   build?: boolean;
   /** Set when the mutant is equivalent: the argument why; such a mutant is not run. */
   equivalent?: string;
+  /**
+   * Set when the rule has no test yet that catches it: what is missing. Listed
+   * (as "open") and not run, so the gap stays visible until a test closes it.
+   */
+  open?: string;
   /** The per-mutant deadline, seconds (default 180); a timeout counts as killed. */
   timeout?: number;
 }
 
-type Outcome = 'killed' | 'survived' | 'timeout (killed)' | 'snippet missing' | 'equivalent (not run)' | 'not run';
+type Outcome = 'killed' | 'survived' | 'timeout (killed)' | 'snippet missing' | 'equivalent (not run)' | 'open (no test yet)';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const LIST = join(ROOT, 'test', 'mutants', 'mutants.yaml');
@@ -166,7 +171,7 @@ async function main(): Promise<number> {
     if (unknown.length > 0) throw new Error(`no mutant with id ${unknown.join(', ')} in ${LIST}`);
   }
   if (args.list) {
-    for (const m of selected) console.log(`${m.id.padEnd(36)} ${m.file}${m.equivalent ? '  (equivalent)' : ''}\n    ${m.why}`);
+    for (const m of selected) console.log(`${m.id.padEnd(36)} ${m.file}${m.equivalent ? '  (equivalent)' : m.open ? '  (open: no test yet)' : ''}\n    ${m.why}`);
     return 0;
   }
 
@@ -198,7 +203,7 @@ async function main(): Promise<number> {
   // Baseline: each set of tests passes on the unmutated copy, else a "kill" would mean nothing.
   if (!args.noBaseline) {
     const sets = new Map<string, Mutant>();
-    for (const m of selected) if (m.equivalent === undefined && !missing.has(m.id)) sets.set(testArgs(m).join('\0'), m);
+    for (const m of selected) if (m.equivalent === undefined && m.open === undefined && !missing.has(m.id)) sets.set(testArgs(m).join('\0'), m);
     for (const m of sets.values()) {
       let log: string[] = [];
       let code = await run(copy, process.execPath, testArgs(m), m.timeout ?? 180, log);
@@ -217,6 +222,10 @@ async function main(): Promise<number> {
     }
     if (mutant.equivalent !== undefined) {
       results.push({ mutant, outcome: 'equivalent (not run)', seconds: 0 });
+      continue;
+    }
+    if (mutant.open !== undefined) {
+      results.push({ mutant, outcome: 'open (no test yet)', seconds: 0 });
       continue;
     }
     const path = join(copy, mutant.file);
@@ -249,8 +258,9 @@ async function main(): Promise<number> {
   const failedMissing = missing.size;
   console.log(
     `\n${selected.length} mutants in ${((performance.now() - started) / 1000).toFixed(0)} s: ${count('killed')} killed, ${count('timeout (killed)')} timed out (killed), ` +
-      `${survivors.length} survived, ${count('equivalent (not run)')} equivalent, ${failedMissing} snippets missing`,
+      `${survivors.length} survived, ${count('equivalent (not run)')} equivalent, ${count('open (no test yet)')} open, ${failedMissing} snippets missing`,
   );
+  for (const { mutant } of results.filter((r) => r.outcome === 'open (no test yet)')) console.log(`OPEN ${mutant.id} (${mutant.file}): ${mutant.open}`);
   for (const { mutant } of survivors) console.log(`SURVIVED ${mutant.id} (${mutant.file}): ${mutant.why}\n  no test in ${mutant.tests.join(' ')} fails with ${JSON.stringify(mutant.replace)}`);
   // The plain closing line: killed mutants pass, survivors and missing snippets fail.
   console.log(`mutants: ${count('killed') + count('timeout (killed)')} passed, ${survivors.length + failedMissing} failed`);

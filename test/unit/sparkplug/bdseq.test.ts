@@ -23,3 +23,11 @@ test('bdSeq counts per connection across restarts, wraps 255 → 0, and reuses a
   assert.match(corrupt.warning ?? '', /not valid JSON/);
   assert.equal(await corrupt.next(), 0);
 });
+
+test('a saved bdSeq outside 0..255 is not trusted: the sequence starts again at 0', async () => {
+  const dir = tempDir('iogate-bdseq-');
+  const store = new BdSeqStore(dir, 'plant-node');
+  await store.next();
+  writeFileSync(store.path, '{"bdSeq":300}\n');
+  assert.equal(await new BdSeqStore(dir, 'plant-node').next(), 0);
+});

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { CoalescingSaver } from '../../../src/state/coalescing-saver.js';
@@ -45,4 +45,38 @@ test('a saver under steady changes still writes within its delay, and flush writ
   await saver.flush();
   assert.deepEqual(written.at(-1), 1000);
   assert.equal(saver.dirty, false);
+});
+
+test('a state file is replaced, never rewritten in place: a reader of the old one never sees a torn file', { timeout: 10_000 }, async () => {
+  const dir = tempDir('iogate-state-');
+  const path = join(dir, 'outputs.json');
+  await writeJsonState(path, { pulses: { 'do/1_01': 1 } });
+  const before = statSync(path).ino;
+  await writeJsonState(path, { pulses: {} });
+  assert.notEqual(statSync(path).ino, before, 'a new file was renamed over the old one');
+  assert.deepEqual(readJsonState(path), { data: { pulses: {} } });
+});
+
+test('a state file made private by its owner stays private when rewritten', { timeout: 10_000 }, async () => {
+  const dir = tempDir('iogate-state-');
+  const path = join(dir, 'outputs.json');
+  await writeJsonState(path, { a: 1 });
+  chmodSync(path, 0o600);
+  await writeJsonState(path, { a: 2 });
+  assert.equal(statSync(path).mode & 0o777, 0o600);
+});
+
+test('a save that failed keeps its changes: the next flush writes them', { timeout: 10_000 }, async () => {
+  const written: number[] = [];
+  let fail = true;
+  const saver = new CoalescingSaver<number>('test state', async (value) => {
+    if (fail) throw new Error('disk full');
+    written.push(value);
+  }, 10_000, () => {});
+  saver.markDirty(() => 1);
+  await saver.flush();
+  assert.equal(saver.dirty, true, 'the change is still waiting');
+  fail = false;
+  await saver.flush();
+  assert.deepEqual(written, [1]);
 });

@@ -6,7 +6,7 @@
 import type { BoardModel, Feature } from '../boards/model.js';
 import { circuitName } from '../devices/build.js';
 import type { DeviceType } from '../devices/device.js';
-import { readAliasFile } from '../registry/alias-store.js';
+import { readAliasFile, validateAlias } from '../registry/alias-store.js';
 import { canonicalType } from '../registry/type-names.js';
 import type { Config } from './types.js';
 
@@ -37,7 +37,9 @@ const ALIAS_PREFIX = 'al_';
 /** The configured boards' devices and their saved aliases, as the registry will hold them at start-up. */
 export class OutputCatalogue {
   private readonly byKey = new Map<string, CatalogueDevice>();
-  private readonly aliases = new Map<string, CatalogueDevice>();
+  /** Read on the first lookup by alias, so a check without one reads no alias file. */
+  private aliases: Map<string, CatalogueDevice> | undefined;
+  private aliasFile: string | undefined;
 
   /**
    * From the buses' devices (product names already expanded to their boards)
@@ -56,15 +58,7 @@ export class OutputCatalogue {
         for (let i = 0; i < feature.count; i++) catalogue.add({ type, circuit: circuitName(device.name, i + 1 + start) });
       }
     }
-    // As start-up attaches them: to a device that exists, the first alias a device gets wins.
-    const named = new Set<CatalogueDevice>();
-    for (const [alias, target] of readAliasFile(config.aliasFile).aliases) {
-      const type = canonicalType(target.devtype);
-      const device = type === undefined ? undefined : catalogue.byKey.get(`${type}/${target.circuit}`);
-      if (device === undefined || named.has(device) || !/^[A-Za-z0-9._-]+$/.test(alias)) continue;
-      named.add(device);
-      catalogue.aliases.set(alias, device);
-    }
+    catalogue.aliasFile = config.aliasFile;
     return catalogue;
   }
 
@@ -93,7 +87,26 @@ export class OutputCatalogue {
   }
 
   private byAlias(name: string): CatalogueDevice | undefined {
-    return this.aliases.get(name) ?? (name.startsWith(ALIAS_PREFIX) ? this.aliases.get(name.slice(ALIAS_PREFIX.length)) : undefined);
+    const aliases = (this.aliases ??= this.readAliases());
+    return aliases.get(name) ?? (name.startsWith(ALIAS_PREFIX) ? aliases.get(name.slice(ALIAS_PREFIX.length)) : undefined);
+  }
+
+  /**
+   * As start-up attaches them: to a device that exists, the first alias a
+   * device gets wins. Without side effects: a check writes nothing.
+   */
+  private readAliases(): Map<string, CatalogueDevice> {
+    const aliases = new Map<string, CatalogueDevice>();
+    if (this.aliasFile === undefined) return aliases;
+    const named = new Set<CatalogueDevice>();
+    for (const [alias, target] of readAliasFile(this.aliasFile, { keepCopy: false }).aliases) {
+      const type = canonicalType(target.devtype);
+      const device = type === undefined ? undefined : this.byKey.get(`${type}/${target.circuit}`);
+      if (device === undefined || named.has(device) || validateAlias(alias) !== undefined) continue;
+      named.add(device);
+      aliases.set(alias, device);
+    }
+    return aliases;
   }
 }
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -90,4 +90,12 @@ test('start-up refuses what the check refuses, with the same line, exit 78', asy
   assert.equal(code, 78);
   assert.match(stderr, /^iogate: cannot start: /m);
   assert.match(stderr, /^ {2}covers\.blind\.up: 'ro\/2_09': no ro 2_09 on the configured boards/m);
+});
+
+test('the check reads an unusable alias file without writing beside it', async () => {
+  const file = configFile(['covers:', ...cover('gate', 'pump', 'ro/2_06')], 'version: "2.0"\naliases:\n  pump: {circuit: "2_05"}\n');
+  const { code, stderr } = await check(file);
+  assert.equal(code, 78);
+  assert.match(stderr, /covers\.gate\.up: 'pump' is neither type\/circuit/);
+  assert.deepEqual(readdirSync(dirname(file)).sort(), ['alias.yaml', 'config.yaml']);
 });

@@ -10,8 +10,11 @@
 #     starts and stops the units, beside a simulated EVOK service holding the
 #     port: a good config (iogate takes over), 0.0.0.0 without tokens and a
 #     config without apis.address (EVOK kept, with the message), a broken
-#     config (EVOK kept), an iogate that crashes at start (EVOK given back);
-#     upgrade, remove and purge in each state.
+#     config (EVOK kept), an iogate that crashes at start (EVOK given back),
+#     another program answering in iogate's place (EVOK given back);
+#     upgrade, reinstall, remove then install again, remove and purge in each
+#     state, each followed by a simulated reboot: exactly one of evok.service
+#     and iogate.service enabled, and it answers on the port.
 #  4. Under qemu-user, the arm64 and armhf packages' bundle and serialport
 #     prebuild load in an official Node 18 for that architecture and open a
 #     serial line to the simulator.
@@ -300,14 +303,30 @@ evok_kept() { # the state after a refused or undone switch
   check "$1: iogate not running" sh -c '! pid=$(cat "$0/run/stand-in-systemd/iogate.service.pid" 2>/dev/null) || ! kill -0 "$pid" 2>/dev/null' "$root"
   check "$1: /var/lib/evok still EVOK's" test "$(owner /var/lib/evok)" = evok:evok -a "$(owner /var/lib/evok/alias.yaml)" = evok:evok
 }
+# A simulated reboot: every unit stops, then the enabled ones start, as at
+# boot. Exactly one of evok.service and iogate.service must be enabled, and
+# the one expected must answer on the port: a controller never boots without
+# its API, nor with two daemons fighting over the port.
+enabled_units() { for unit in evok iogate; do test -L "$root/etc/systemd/system/multi-user.target.wants/$unit.service" && echo "$unit"; done; return 0; }
+after_reboot() { # after_reboot NAME evok|iogate [VERSION TEXT]
+  local expect=$2 answer=${3:-$version_text}
+  [ "$expect" = evok ] && answer=evok
+  with_systemd systemctl stop iogate.service evok.service
+  for unit in $(enabled_units); do with_systemd systemctl start "$unit.service" || true; done
+  for _ in $(seq 1 100); do [ "$(answers)" = "$answer" ] && break; sleep 0.2; done
+  check "$1, rebooted: exactly one unit enabled, $expect ($(enabled_units | tr '\n' ' '))" test "$(enabled_units)" = "$expect"
+  check "$1, rebooted: $answer answers on the port" test "$(answers)" = "$answer"
+}
 remove_and_purge() { # remove_and_purge NAME: EVOK serves after remove and purge, its files as they were
   with_systemd dpkg -r iogate >"$scenario_log" 2>&1 || { cat "$scenario_log"; fail "$1: dpkg -r"; }
   for _ in $(seq 1 50); do [ "$(answers)" = evok ] && break; sleep 0.2; done
   check "$1, removed: EVOK answers" test "$(answers)" = evok
   check "$1, removed: evok.service enabled" evok_enabled_now
   check "$1, removed: /var/lib/evok is EVOK's" test "$(owner /var/lib/evok)" = evok:evok -a "$(owner /var/lib/evok/alias.yaml)" = evok:evok
+  after_reboot "$1, removed" evok
   with_systemd dpkg -P iogate >"$scenario_log" 2>&1 || { cat "$scenario_log"; fail "$1: dpkg -P"; }
   check "$1, purged: EVOK answers" test "$(answers)" = evok
+  after_reboot "$1, purged" evok
   check "$1, purged: EVOK's config and aliases unchanged" evok_files_intact
   check "$1, purged: iogate's state and user gone" sh -c '! test -e "$0/var/lib/iogate" && ! chroot "$0" getent passwd iogate >/dev/null' "$root"
   with_systemd systemctl stop evok.service
@@ -330,21 +349,60 @@ check "bad config: systemctl reload fails" sh -c '! chroot "$0" env PATH=/usr/lo
 check "bad config: the journal says why, and iogate still answers" sh -c 'grep -q "iogate: reload not sent, the daemon keeps its configuration: Invalid configuration" "$0/run/stand-in-systemd/iogate.service.log"' "$root"
 check "bad config: iogate still answers $version_text" test "$(answers)" = "$version_text"
 mv "$root/etc/evok/config.yaml.good" "$root/etc/evok/config.yaml"
+after_reboot "good config" iogate
 install_logged "$deb_next"
 for _ in $(seq 1 50); do [ "$(answers)" = "$next_text" ] && break; sleep 0.2; done
 check "good config, upgraded: iogate answers $next_text" test "$(answers)" = "$next_text"
 check "good config, upgraded: evok.service still disabled" sh -c '! test -L "$0/etc/systemd/system/multi-user.target.wants/evok.service"' "$root"
+after_reboot "good config, upgraded" iogate "$next_text"
+install_logged "$deb_next"
+check "good config, reinstalled: iogate answers $next_text" test "$(answers)" = "$next_text"
+after_reboot "good config, reinstalled" iogate "$next_text"
+# Remove (EVOK given back), then install again: the checked switch runs again.
+with_systemd dpkg -r iogate >"$scenario_log" 2>&1 || { cat "$scenario_log"; fail "good config: dpkg -r"; }
+after_reboot "good config, removed" evok
+install_logged "$deb"
+check "good config, removed and installed again: the checked switch ran" said "iogate now serves EVOK's API at http://0.0.0.0:$port"
+after_reboot "good config, removed and installed again" iogate
+# Remove, then install again an iogate that cannot start: EVOK must be given back.
+with_systemd dpkg -r iogate >"$scenario_log" 2>&1 || { cat "$scenario_log"; fail "good config: dpkg -r"; }
+mkdir -p "$root/etc/systemd/system/iogate.service.d"
+printf '[Service]\nExecStart=\nExecStart=/usr/bin/node -e "process.exit(70)"\n' >"$root/etc/systemd/system/iogate.service.d/crash.conf"
+install_logged "$deb"
+check "good config, removed, installed again crashing: EVOK given back" said "so EVOK was given back and runs again"
+after_reboot "good config, removed, installed again crashing" evok
+rm -r "$root/etc/systemd/system/iogate.service.d"
+install_logged "$deb"
+check "good config, crash fixed, installed again: iogate takes over" said "iogate now serves EVOK's API at http://0.0.0.0:$port"
+after_reboot "good config, crash fixed, installed again" iogate
 remove_and_purge "good config"
+
+step "EVOK running, another program answers in iogate's place: EVOK is given back"
+# Something answers /version on the port, but not with iogate's version: the
+# switch must not take it for iogate.
+evok_controller 'apis:\n  port: PORT\n  address: 127.0.0.1\n'
+mkdir -p "$root/etc/systemd/system/iogate.service.d"
+printf '[Service]\nExecStartPre=\nExecStart=\nExecStart=/usr/bin/node /opt/evok/bin/evok.js %s\n' "$port" >"$root/etc/systemd/system/iogate.service.d/impostor.conf"
+install_logged "$deb"
+for _ in $(seq 1 50); do [ "$(answers)" = evok ] && pid_running evok && break; sleep 0.2; done
+evok_kept "impostor"
+check "impostor: the message says EVOK was given back" said "so EVOK was given back and runs again"
+after_reboot "impostor" evok
+rm -r "$root/etc/systemd/system/iogate.service.d"
+remove_and_purge "impostor"
 
 step "EVOK running, 0.0.0.0 without tokens: EVOK is kept"
 evok_controller 'apis:\n  port: PORT\n  address: 0.0.0.0\n'
 install_logged "$deb"
 evok_kept "0.0.0.0 without tokens"
 check "0.0.0.0 without tokens: the message says why" said "refusing to listen on 0.0.0.0 without access control"
+check "0.0.0.0 without tokens: how to check, as the switch does" said "iogate --check-config --replacing-evok --config /etc/evok/config.yaml"
 check "0.0.0.0 without tokens: and how to switch" said "systemctl disable --now evok && systemctl enable --now iogate"
+after_reboot "0.0.0.0 without tokens" evok
 install_logged "$deb_next"
 evok_kept "0.0.0.0 without tokens, upgraded"
 check "0.0.0.0 without tokens, upgraded: the message again" said "EVOK keeps running"
+after_reboot "0.0.0.0 without tokens, upgraded" evok
 remove_and_purge "0.0.0.0 without tokens"
 
 step "EVOK running, a config without apis.address: EVOK is kept"
@@ -352,6 +410,7 @@ evok_controller 'apis:\n  port: PORT\n'
 install_logged "$deb"
 evok_kept "no apis.address"
 check "no apis.address: the message says remote clients would lose access" said "clients on the network would lose access"
+after_reboot "no apis.address" evok
 remove_and_purge "no apis.address"
 
 step "EVOK running, a broken config: EVOK is kept"
@@ -359,8 +418,16 @@ evok_controller 'apis:\n  port: PORT\n  address: 127.0.0.1\ncomm_channels:\n  RS
 install_logged "$deb"
 evok_kept "broken config"
 check "broken config: the message names file, line and key" said "/etc/evok/config.yaml:6: comm_channels.RS485.type: unknown bus type 'MODBUS'"
+after_reboot "broken config" evok
 install_logged "$deb_next"
 evok_kept "broken config, upgraded"
+after_reboot "broken config, upgraded" evok
+# Fixed by the user, then installed again as the message says: iogate takes over.
+printf 'apis:\n  port: %s\n  address: 127.0.0.1\n' "$port" >"$root/etc/evok/config.yaml"
+evok_files=$(sha256sum "$root/etc/evok/config.yaml" "$root/var/lib/evok/alias.yaml" | awk '{print $1}')
+install_logged "$deb_next"
+check "broken config fixed, installed again: iogate takes over" said "iogate now serves EVOK's API at http://127.0.0.1:$port"
+after_reboot "broken config fixed, installed again" iogate "$next_text"
 remove_and_purge "broken config"
 
 step "EVOK running, iogate crashes at start: EVOK is given back"
@@ -371,12 +438,16 @@ install_logged "$deb"
 for _ in $(seq 1 50); do [ "$(answers)" = evok ] && break; sleep 0.2; done
 evok_kept "crash at start"
 check "crash at start: the message says EVOK was given back" said "so EVOK was given back and runs again"
+after_reboot "crash at start" evok
 install_logged "$deb_next"
 for _ in $(seq 1 50); do [ "$(answers)" = evok ] && break; sleep 0.2; done
 evok_kept "crash at start, upgraded (still crashing)"
+after_reboot "crash at start, upgraded (still crashing)" evok
 rm -r "$root/etc/systemd/system/iogate.service.d"
 install_logged "$deb_next"
 check "crash fixed, installed again: iogate takes over" test "$(answers)" = "$next_text"
+check "crash fixed, installed again: said so" said "iogate now serves EVOK's API"
+after_reboot "crash fixed, installed again" iogate "$next_text"
 remove_and_purge "crash at start"
 rm -rf "$root/usr/local/sbin/systemctl" "$root/run/systemd/system" "$root/run/stand-in-systemd"
 

@@ -1,6 +1,6 @@
 // Everything start-up validates, in one place, without opening a port or a
 // bus: the file itself, board models (hw definitions and product names), bus
-// conflicts and the bind policy. Start-up, `--check-config` and a reload all
+// conflicts, the outputs covers and interlocks name, and the bind policy. Start-up, `--check-config` and a reload all
 // go through it, so a configuration that passes the check is one the daemon
 // accepts.
 import { realpathSync } from 'node:fs';
@@ -10,6 +10,7 @@ import { loadHwDefinitionDir } from './boards/hwdef.js';
 import type { BoardModel } from './boards/model.js';
 import { expandProducts, findModel, unknownModelProblems } from './boards/resolve.js';
 import { loadConfig, type CheckProblem, type LoadOptions } from './config/load.js';
+import { controlOutputProblems, OutputCatalogue } from './config/output-references.js';
 import type { Config } from './config/types.js';
 
 export interface CheckedConfig {
@@ -44,6 +45,9 @@ export function readCheckedConfig(options: CheckOptions): CheckedConfig {
       for (const device of config.buses.flatMap((bus) => bus.devices)) {
         for (const text of unknownModelProblems([device], userModels)) problems.push({ at: device.modelOrigin, text });
       }
+      // After the products are expanded to their boards: the outputs those boards have.
+      const catalogue = OutputCatalogue.of(config, (name) => findModel(name, userModels));
+      for (const text of controlOutputProblems(config, catalogue)) problems.push({ at: undefined, text });
       // Where to listen comes last: it is about the file as a whole.
       const unsafeBind = bindPolicyProblem(config.apis);
       if (unsafeBind !== undefined) problems.push({ at: undefined, text: unsafeBind });

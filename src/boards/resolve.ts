@@ -14,6 +14,20 @@ export function findModel(name: string, user: ReadonlyMap<string, BoardModel>): 
   return user.get(name) ?? builtinModels.get(name);
 }
 
+/**
+ * The boards a `model:` value stands for, as the daemon reads it: a board
+ * model of that name, else a product's boards (one per slave id, from the
+ * given one on); undefined when it is neither.
+ */
+export function boardsFor(name: string, user: ReadonlyMap<string, BoardModel>): BoardModel[] | undefined {
+  const model = findModel(name, user);
+  if (model !== undefined) return [model];
+  const product = products.get(name);
+  if (product === undefined) return undefined;
+  const boards = product.boards.map((board) => findModel(board, user));
+  return boards.every((board): board is BoardModel => board !== undefined) ? boards : undefined;
+}
+
 export interface ModelProblem {
   at: Origin | undefined;
   text: string;

@@ -2,7 +2,8 @@
 // it asks for it) or, without a file, from the built-in simulator setup.
 // Problems are collected and thrown together as one ConfigError.
 import { existsSync, statSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
 import type { AuditConfig, Config, QualityConfig } from './types.js';
 import { ConfigError } from './errors.js';
 import { ConfigSection } from './section.js';
@@ -64,10 +65,23 @@ function builtInConfig(findings: Findings): Config {
     ...readSections(root, process.cwd(), findings),
     hwDefinitionDirs: [],
     aliasFile: resolve(BUILT_IN_ALIAS_FILE),
-    stateDir: dirname(resolve(BUILT_IN_ALIAS_FILE)),
+    stateDir: demoStateDir(),
     quality: readQuality(root.section('quality')),
     audit: readAudit(root.section('audit')),
   };
+}
+
+/**
+ * Where the demo without a configuration file keeps its state (counter
+ * totals, covers' positions …): $XDG_STATE_HOME/iogate, else a folder of
+ * this user's in the OS temp dir; never the current folder (a checkout) nor
+ * /var/lib, which belong to an installed daemon.
+ */
+export function demoStateDir(env: NodeJS.ProcessEnv = process.env): string {
+  const xdg = env['XDG_STATE_HOME'];
+  if (xdg !== undefined && xdg.startsWith('/')) return join(xdg, 'iogate');
+  const user = typeof process.getuid === 'function' ? String(process.getuid()) : 'user';
+  return join(tmpdir(), `iogate-demo-state-${user}`);
 }
 
 function fileConfig(file: string, autogenOption: string | undefined, findings: Findings): Config {

@@ -22,7 +22,11 @@ export function validateAlias(name: string): string | undefined {
   return /^[A-Za-z0-9._-]+$/.test(name) ? undefined : `Invalid alias ${name}`;
 }
 
-export function readAliasFile(path: string): { aliases: Map<string, AliasEntry>; warnings: string[] } {
+/**
+ * `keepCopy: false` for a look without side effects (the configuration check):
+ * the daemon itself keeps the copy when it loads the file.
+ */
+export function readAliasFile(path: string, { keepCopy: keep = true }: { keepCopy?: boolean } = {}): { aliases: Map<string, AliasEntry>; warnings: string[] } {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -42,7 +46,7 @@ export function readAliasFile(path: string): { aliases: Map<string, AliasEntry>;
     decoded = { aliases: new Map(), problems: [`not a valid alias file (${firstLine(error)}), no aliases loaded`] };
   }
   const warnings = decoded.problems.map((problem) => `${path}: ${problem}`);
-  if (decoded.problems.length > 0) warnings.push(`${path}: ${keepCopy(path)}`);
+  if (decoded.problems.length > 0 && keep) warnings.push(`${path}: ${keepCopy(path)}`);
   return { aliases: decoded.aliases, warnings };
 }
 

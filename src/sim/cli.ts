@@ -2,6 +2,8 @@ import type { Server } from 'node:net';
 import { parseArgs } from 'node:util';
 import { builtinModels } from '../boards/builtin/index.js';
 import type { BoardModel } from '../boards/model.js';
+import { products } from '../boards/products.js';
+import { boardsFor } from '../boards/resolve.js';
 import { SerialLink } from '../transport/serial-link.js';
 import { controlServer } from './control-server.js';
 import { rtuResponder } from './rtu-responder.js';
@@ -18,8 +20,9 @@ const USAGE = `Usage: iogate-sim --model MODEL --slave-id N [--model M2 --slave-
                   [--owserver HOST:PORT [--ow-devices 28,28,26]]
        iogate-sim --owserver HOST:PORT [--ow-devices 28,28,26]
 
-  --model MODEL     built-in board model (00, 01, xS11, ...); repeat with --slave-id per board
-  --slave-id N      Modbus unit id of the preceding --model
+  --model MODEL     built-in board model (00, 01, xS11, ...) or product (M503, L203, ...), as in
+                    config.yaml; repeat with --slave-id per model
+  --slave-id N      Modbus unit id of the preceding --model (a product's boards: N, N+1, ...)
   --rtu PATH        serve Modbus RTU on this serial port (default 19200 8N1)
   --tcp HOST:PORT   serve Modbus TCP on this address (port 0 = any free port)
   --toggle-ms MS    step the digital inputs every MS ms (default 0: inputs stay still)
@@ -56,7 +59,7 @@ function parse(argv: string[]) {
   if (modbus && (models.length === 0 || models.length !== ids.length)) {
     throw new UsageError('give one --slave-id for each --model (at least one board)');
   }
-  const slaves = models.map((name, i) => ({ unit: integerArg(ids[i]!, '--slave-id', 1, 247), model: modelArg(name) }));
+  const slaves = models.flatMap((name, i) => slavesOf(name, integerArg(ids[i]!, '--slave-id', 1, 247)));
   if (new Set(slaves.map((s) => s.unit)).size !== slaves.length) throw new UsageError('--slave-id values must differ');
   if (modbus && (values.rtu === undefined) === (values.tcp === undefined)) throw new UsageError('give exactly one of --rtu and --tcp');
   const owDevices = values['ow-devices'].split(',').map((family) => family.trim()).filter((family) => family !== '');
@@ -72,10 +75,13 @@ function parse(argv: string[]) {
   } as const;
 }
 
-function modelArg(name: string): BoardModel {
-  const model = builtinModels.get(name);
-  if (!model) throw new UsageError(`unknown model '${name}' (built-in: ${[...builtinModels.keys()].join(', ')})`);
-  return model;
+/** A board, or a product's boards at consecutive slave ids, as the daemon reads `model:` (src/boards/resolve.ts). */
+function slavesOf(name: string, unit: number): Array<{ unit: number; model: BoardModel }> {
+  const boards = boardsFor(name, new Map());
+  if (!boards) throw new UsageError(`unknown model '${name}' (boards: ${[...builtinModels.keys()].join(', ')}; products: ${[...products.keys()].join(', ')})`);
+  const last = unit + boards.length - 1;
+  if (last > 247) throw new UsageError(`--model ${name} is ${boards.length} boards at slave ids ${unit}..${last}: above 247`);
+  return boards.map((model, i) => ({ unit: unit + i, model }));
 }
 
 function oneWireArg(families: string[]): SimulatedOneWire {

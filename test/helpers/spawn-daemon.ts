@@ -50,7 +50,9 @@ export async function spawnDaemon(
   assertConfinedArgs(args);
   // Without a cwd of its own the built-in configuration would save alias.yaml into the clone.
   const argv = [...prefix, node, ...nodeOptions, bundle, ...(filePort ? [] : ['--port', '0']), ...args];
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: cwd ?? tempDir('iogate-cwd-'), stdio: ['ignore', 'pipe', 'pipe'] });
+  const dir = cwd ?? tempDir('iogate-cwd-');
+  // Without a configuration the daemon keeps its state under $XDG_STATE_HOME: one per daemon, as the cwd is.
+  const child = spawn(argv[0]!, argv.slice(1), { cwd: dir, env: { ...process.env, XDG_STATE_HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const listening = new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

@@ -1,0 +1,163 @@
+// The outputs a configuration names (covers, interlocks, and any later section
+// that switches outputs), resolved as start-up will resolve them, but without
+// building a device or opening a bus: from the boards' models and the alias
+// file. `--check-config`, the package's switch from EVOK and a reload then
+// refuse what start-up would refuse (exit 78, which the unit does not retry).
+import type { BoardModel, Feature } from '../boards/model.js';
+import { circuitName } from '../devices/build.js';
+import type { DeviceType } from '../devices/device.js';
+import { readAliasFile, validateAlias } from '../registry/alias-store.js';
+import { canonicalType } from '../registry/type-names.js';
+import type { Config } from './types.js';
+
+/** One output named in the configuration: as written, and the key path it was written at. */
+export interface OutputReference {
+  /** `type/circuit` (`ro/1_01`, `relay/1_01`) or an alias. */
+  name: string;
+  /** `covers.blind.up`, `interlocks[0]`: where, for the message. */
+  where: string;
+}
+
+/** A device of a configured board, by its API type and circuit. */
+export interface CatalogueDevice {
+  type: DeviceType;
+  circuit: string;
+}
+
+/** The types the control layer switches; any other device cannot be interlocked or drive a cover. */
+const OUTPUT_TYPES: ReadonlySet<DeviceType> = new Set<DeviceType>(['do', 'ro', 'led']);
+
+/** API type of the numbered devices a board feature makes (src/devices/build.ts). */
+const NUMBERED_TYPES: Readonly<Partial<Record<Feature['type'], DeviceType>>> = {
+  DI: 'di', DO: 'do', RO: 'ro', LED: 'led', WD: 'watchdog', AI: 'ai', AO: 'ao', BAO: 'ao',
+};
+
+const ALIAS_PREFIX = 'al_';
+
+/** The configured boards' devices and their saved aliases, as the registry will hold them at start-up. */
+export class OutputCatalogue {
+  private readonly byKey = new Map<string, CatalogueDevice>();
+  /** Read on the first lookup by alias, so a check without one reads no alias file. */
+  private aliases: Map<string, CatalogueDevice> | undefined;
+  private aliasFile: string | undefined;
+
+  /**
+   * From the buses' devices (product names already expanded to their boards)
+   * and the alias file. A device a model cannot be found for is left out: its
+   * own problem line says so.
+   */
+  static of(config: Config, findModel: (name: string) => BoardModel | undefined): OutputCatalogue {
+    const catalogue = new OutputCatalogue();
+    for (const device of config.buses.flatMap((bus) => bus.devices)) {
+      const model = findModel(device.model);
+      if (model === undefined) continue;
+      for (const feature of model.features) {
+        const type = NUMBERED_TYPES[feature.type];
+        if (type === undefined || !('count' in feature)) continue;
+        const start = 'start_index' in feature ? feature.start_index ?? 0 : 0;
+        for (let i = 0; i < feature.count; i++) catalogue.add({ type, circuit: circuitName(device.name, i + 1 + start) });
+      }
+    }
+    catalogue.aliasFile = config.aliasFile;
+    return catalogue;
+  }
+
+  add(device: CatalogueDevice): void {
+    this.byKey.set(`${device.type}/${device.circuit}`, device);
+  }
+
+  /** As the control layer resolves a name (src/control/output.ts): the output, or the problem as text. */
+  resolve(name: string): CatalogueDevice | string {
+    let device: CatalogueDevice | undefined;
+    const slash = name.indexOf('/');
+    if (slash > 0) {
+      const typeName = name.slice(0, slash);
+      const circuit = name.slice(slash + 1);
+      const type = canonicalType(typeName);
+      if (type === undefined) return `'${name}': '${typeName}' is not a device type`;
+      device = this.byKey.get(`${type}/${circuit}`) ?? this.byAlias(circuit);
+      if (device === undefined) return `'${name}': no ${type} ${circuit} on the configured boards, nor an alias of that name`;
+      if (device.type !== type) return `'${name}': '${circuit}' is a ${device.type}, not a ${type}`;
+    } else {
+      device = this.byAlias(name);
+      if (device === undefined) return `'${name}' is neither type/circuit (e.g. ro/1_01) nor a known alias`;
+    }
+    if (!OUTPUT_TYPES.has(device.type)) return `'${name}' is a ${device.type}; only do, ro and led outputs can be interlocked or drive a cover`;
+    return device;
+  }
+
+  private byAlias(name: string): CatalogueDevice | undefined {
+    const aliases = (this.aliases ??= this.readAliases());
+    return aliases.get(name) ?? (name.startsWith(ALIAS_PREFIX) ? aliases.get(name.slice(ALIAS_PREFIX.length)) : undefined);
+  }
+
+  /**
+   * As start-up attaches them: to a device that exists, the first alias a
+   * device gets wins. Without side effects: a check writes nothing.
+   */
+  private readAliases(): Map<string, CatalogueDevice> {
+    const aliases = new Map<string, CatalogueDevice>();
+    if (this.aliasFile === undefined) return aliases;
+    const named = new Set<CatalogueDevice>();
+    for (const [alias, target] of readAliasFile(this.aliasFile, { keepCopy: false }).aliases) {
+      const type = canonicalType(target.devtype);
+      const device = type === undefined ? undefined : this.byKey.get(`${type}/${target.circuit}`);
+      if (device === undefined || named.has(device) || validateAlias(alias) !== undefined) continue;
+      named.add(device);
+      aliases.set(alias, device);
+    }
+    return aliases;
+  }
+}
+
+/**
+ * Resolves each reference; the outputs in the same order (undefined where a
+ * reference names none) and one `where: problem` line per unresolved one.
+ * The resolution every section that names outputs goes through.
+ */
+export function resolveOutputReferences(
+  catalogue: OutputCatalogue,
+  references: readonly OutputReference[],
+): { outputs: Array<CatalogueDevice | undefined>; problems: string[] } {
+  const problems: string[] = [];
+  const outputs = references.map(({ name, where }) => {
+    const found = catalogue.resolve(name);
+    if (typeof found === 'string') {
+      problems.push(`${where}: ${found}`);
+      return undefined;
+    }
+    return found;
+  });
+  return { outputs, problems };
+}
+
+/**
+ * What start-up refuses in `interlocks:` and `covers:` (src/control/
+ * output-control.ts): an output that does not exist, and an output that
+ * drives two covers (each cover would move the other). An output in a cover
+ * and in an interlock as well is allowed: both rules apply to it.
+ */
+export function controlOutputProblems(config: Config, catalogue: OutputCatalogue): string[] {
+  const problems: string[] = [];
+  for (const interlock of config.interlocks) {
+    problems.push(...resolveOutputReferences(catalogue, interlock.outputs.map((name) => ({ name, where: interlock.where }))).problems);
+  }
+  const coverOf = new Map<CatalogueDevice, string>();
+  for (const cover of config.covers) {
+    const { outputs, problems: unresolved } = resolveOutputReferences(catalogue, [
+      { name: cover.up, where: `covers.${cover.name}.up` },
+      { name: cover.down, where: `covers.${cover.name}.down` },
+    ]);
+    problems.push(...unresolved);
+    const [up, down] = outputs;
+    if (up === undefined || down === undefined) continue;
+    if (up === down) problems.push(`covers.${cover.name}: up and down are both ${up.type} ${up.circuit} (written '${cover.up}' and '${cover.down}')`);
+    for (const output of up === down ? [up] : [up, down]) {
+      const owner = coverOf.get(output);
+      if (owner !== undefined) problems.push(`covers.${cover.name}: ${output.type} ${output.circuit} already drives cover ${owner}`);
+    }
+    coverOf.set(up, cover.name);
+    coverOf.set(down, cover.name);
+  }
+  return problems;
+}

@@ -463,7 +463,7 @@ async function showRoles(): Promise<void> {
     const cover = view.device;
     if (cover.dev !== 'cover') continue;
     for (const end of ['up', 'down'] as const) {
-      if (typeof cover[end] === 'string') note(cover[end], `Cover ${deviceName(cover)} · ${end} (use the cover's buttons)`, false);
+      if (typeof cover[end] === 'string') note(cover[end], `Cover ${typeof cover.alias === 'string' && cover.alias !== '' ? cover.alias : cover.circuit} · ${end} (use the cover's buttons)`, false);
     }
   }
   let groups: Device[] = [];

@@ -134,12 +134,12 @@ describe('cover cards in Chromium', { skip }, () => {
 
   test("a cover's relays say so and have no switch; interlocked relays name their partner", async () => {
     const up = page.locator('[data-key="ro/2_01"]');
-    await up.locator('.role').filter({ hasText: "Cover living_room · up (use the cover's buttons)" }).waitFor();
+    await up.locator('.role').filter({ hasText: /^Cover living_room · up \(use the cover's buttons\)$/ }).waitFor();
     assert.equal(await up.getByRole('switch').count(), 0, 'no raw switch for a cover relay');
     assert.equal(await page.locator('[data-key="ro/2_04"]').getByRole('switch').count(), 0);
     await up.getByRole('button', { name: 'Settings ro 2_01', exact: true }).click();
     assert.equal(await up.getByRole('button', { name: 'Pulse ro 2_01', exact: true }).count(), 0, 'no pulse for a cover relay');
-    await page.locator('[data-key="ro/2_05"] .role').filter({ hasText: 'Interlocked with ro 2_06: one on at a time' }).waitFor();
+    await page.locator('[data-key="ro/2_05"] .role').filter({ hasText: /^Interlocked with ro 2_06: one on at a time$/ }).waitFor();
     await page.getByRole('switch', { name: 'ro 2_06', exact: true }).waitFor();
     assert.equal(await page.locator('[data-key="ro/2_07"] .role').count(), 0);
   });
@@ -183,6 +183,9 @@ describe('cover cards in Chromium', { skip }, () => {
       const audited = await audit.newPage();
       await audited.goto(`${daemon.baseUrl}/`);
       await audited.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
+      // The relays with their roles (cover, interlock), before the type filter hides them.
+      await audited.locator('[data-key="ro/2_01"] .role').waitFor();
+      await audited.locator('section[data-board="2"] .group[data-type="ro"]').screenshot({ path: join(dir, `cover-relays-${colorScheme}.png`) });
       await audited.getByRole('combobox', { name: /type/i }).selectOption('cover').catch(() => undefined);
       await audited.locator('[data-key="cover/garage"]').waitFor();
       const path = join(dir, `covers-${colorScheme}.png`);

@@ -26,16 +26,30 @@ function headers(json: boolean): Record<string, string> {
   return result;
 }
 
-/** EVOK's error envelope is {"success": false, "errors": {"Kind": "message"}}; anything else is shown as it came. */
+/** What a refusal means to a user, by status; the daemon's own message says why. */
+const REFUSED: Record<number, string> = {
+  400: 'Not accepted',
+  403: 'Not allowed with this token',
+  404: 'Not found',
+  409: 'Refused',
+  503: 'The board does not answer',
+  507: 'Refused: the controller cannot note it',
+};
+
+/**
+ * EVOK's error envelope is {"success": false, "errors": {"Kind": "message"}}: shown as a sentence,
+ * "Refused: ro 2_06 stays off: ro 2_05 is on …", without the error class a user cannot act on.
+ */
 function errorText(status: number, body: unknown): string {
+  const head = REFUSED[status] ?? (status >= 500 ? 'The controller could not do it' : '');
   if (body && typeof body === 'object' && 'errors' in body) {
     const errors = (body as { errors: unknown }).errors;
     if (errors && typeof errors === 'object') {
-      const parts = Object.entries(errors as Record<string, unknown>).map(([kind, message]) => `${kind}: ${String(message)}`);
-      if (parts.length > 0) return parts.join('; ');
+      const parts = Object.values(errors as Record<string, unknown>).map(String);
+      if (parts.length > 0) return head ? `${head}: ${parts.join('; ')}` : parts.join('; ');
     }
   }
-  return `HTTP ${status}`;
+  return head || `HTTP ${status}`;
 }
 
 export async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
@@ -81,6 +95,16 @@ export async function write(dev: string, circuit: string, fields: Record<string,
   const reply = (await call('POST', `/json/${encodeURIComponent(dev)}/${encodeURIComponent(circuit)}`, fields)) as { result?: unknown } | undefined;
   const result = reply?.result;
   return result && typeof result === 'object' && 'dev' in result ? (result as Device) : undefined;
+}
+
+/** iogate's interlock groups (`/rest/interlock`, not in EVOK's listings); none when the daemon has none. */
+export async function listInterlocks(): Promise<Device[]> {
+  try {
+    return await listType('interlock');
+  } catch (error) {
+    if (error instanceof NeedsToken) throw error;
+    return [];
+  }
 }
 
 export async function saveAliases(): Promise<void> {

@@ -53,12 +53,12 @@ const SWITCHES = new Set(['do', 'ro', 'led', 'output', 'relay', 'digitaloutput']
 /** Types that take no alias (EVOK): everything else can be renamed. */
 const NOT_ALIASABLE = new Set(['modbus_slave', 'device_info', 'run', 'automation']);
 /** Fields shown by the generic renderer: identity and bulky ones are left out. */
-const HIDDEN_FIELDS = new Set(['dev', 'circuit', 'alias', 'glob_dev_id', 'modes', 'counter_modes', 'ds_modes', 'stats', 'aliases', 'quality', 'ts', 'age_s']);
+const HIDDEN_FIELDS = new Set(['dev', 'circuit', 'alias', 'glob_dev_id', 'modes', 'counter_modes', 'ds_modes', 'stats', 'aliases', 'quality', 'ts', 'age_s', 'counter_total']);
 
 interface Setting {
   field: string;
   label: string;
-  kind: 'number' | 'select' | 'button';
+  kind: 'number' | 'select' | 'button' | 'pulse';
   /** Select options, from the device's own list. */
   options?: (device: Device) => string[];
   /** What a button writes. */
@@ -83,6 +83,7 @@ const SETTINGS: Record<string, Setting[]> = {
     { field: 'counter', label: 'Counter value', kind: 'button', writes: { counter: 0 } },
   ],
   do: [
+    { field: 'pulse_ms', label: 'Pulse (s)', kind: 'pulse' },
     { field: 'mode', label: 'Mode', kind: 'select', options: modeNames('modes') },
     { field: 'pwm_freq', label: 'PWM frequency (Hz)', kind: 'number', min: 0, step: 1 },
     { field: 'pwm_duty', label: 'PWM duty (%)', kind: 'number', min: 0, max: 100, step: 1 },
@@ -98,6 +99,10 @@ const SETTINGS: Record<string, Setting[]> = {
   ],
 };
 SETTINGS['watchdog'] = SETTINGS['wd']!;
+// "On for N s": the daemon switches it off (docs/outputs.md#pulses), so a closed tab or a lost phone leaves nothing on.
+SETTINGS['ro'] = SETTINGS['led'] = [{ field: 'pulse_ms', label: 'Pulse (s)', kind: 'pulse' }];
+/** The longest pulse the daemon takes: 24 h. */
+const MAX_PULSE_S = 86_400;
 
 const BUTTON_TEXT: Record<string, string> = { counter: 'Reset counter', nv_save: 'Save to flash', reset: 'Reset' };
 
@@ -124,6 +129,10 @@ export class DeviceView {
   haystack = '';
   private readonly trends: Trend[] = [];
   private cardState: CardState = 'live';
+  /** What the output is part of ("Cover living_room · up"), made on first use. */
+  private roleNote: HTMLElement | undefined;
+  /** False for a cover's output: no switch and no pulse, which the daemon would refuse. */
+  private switchable = true;
 
   constructor(device: Device, private readonly actions: Actions, readonly typeLabel: string) {
     this.device = device;
@@ -197,6 +206,23 @@ export class DeviceView {
     for (const trend of this.trends) if (trend.key === key) this.drawTrend(trend);
   }
 
+  /**
+   * The output's part in a cover or an interlock, in words under its name. An output that drives a
+   * cover has no switch: switching it on is always refused (the cover is commanded instead).
+   */
+  setRole(role: string, switchable: boolean): void {
+    if (!this.roleNote) {
+      if (role === '') return;
+      this.roleNote = h('p', { class: 'role' });
+      this.root.insertBefore(this.roleNote, this.root.children[1] ?? null);
+    }
+    setText(this.roleNote, role);
+    this.roleNote.hidden = role === '';
+    this.switchable = switchable;
+    if (this.switchEl && this.switchEl.hidden === switchable) this.switchEl.hidden = !switchable;
+    this.root.classList.toggle('guarded', role !== '');
+  }
+
   /** The hook for card states: one class per state, `card-live` until told otherwise. */
   setCardState(state: CardState): void {
     if (state === this.cardState) return;
@@ -254,7 +280,9 @@ export class DeviceView {
         this.value.append(lamp, document.createTextNode(''));
       }
       setAttr(lamp, 'data-on', on ? 'true' : 'false');
-      const counter = device.counter === undefined ? '' : ` · counter ${formatNumber(device.counter)}`;
+      // The board's counter wraps and restarts with the board; the meta view's total never goes back (docs/quality.md).
+      const total = typeof device.counter_total === 'number' ? ` · total ${formatNumber(device.counter_total)}` : '';
+      const counter = device.counter === undefined ? '' : ` · counter ${formatNumber(device.counter)}${total}`;
       setText(this.value.lastChild!, `${on ? 'on' : 'off'}${counter}`);
       return;
     }
@@ -378,11 +406,26 @@ export class DeviceView {
     const grid = h('div', { class: 'settings' });
     const label = () => deviceLabel(this.device);
     for (const setting of SETTINGS[this.device.dev] ?? []) {
-      if (setting.kind !== 'button' && !(setting.field in this.device)) continue;
+      if (setting.kind !== 'button' && setting.kind !== 'pulse' && !(setting.field in this.device)) continue;
       if (this.device.dev === 'register' && String(this.device.circuit).endsWith('_inp')) continue;
       const id = `${this.key}/${setting.field}`;
       const name = `${setting.label} ${label()}`;
       let control: HTMLElement;
+      if (setting.kind === 'pulse') {
+        if (!this.switchable) continue;
+        const input = h('input', { id, type: 'number', 'aria-label': `Pulse seconds ${label()}`, min: 0.1, max: MAX_PULSE_S, step: 0.1, value: 1 });
+        const button = h('button', { type: 'button', text: 'Pulse', 'aria-label': `Pulse ${label()}` });
+        button.addEventListener('click', () => {
+          const seconds = Number(input.value);
+          if (!(seconds > 0 && seconds <= MAX_PULSE_S)) {
+            this.showError(`A pulse lasts from 0.1 s to ${MAX_PULSE_S} s`);
+            return;
+          }
+          this.run({ value: 1, pulse_ms: Math.round(seconds * 1000) });
+        });
+        grid.append(h('label', { for: id, text: setting.label }), h('div', { class: 'row pulse' }, input, button));
+        continue;
+      }
       if (setting.kind === 'button') {
         const button = h('button', { type: 'button', id, text: BUTTON_TEXT[setting.field] ?? setting.label, 'aria-label': `${BUTTON_TEXT[setting.field] ?? setting.label} ${label()}` });
         button.addEventListener('click', () => this.run(setting.writes ?? {}));

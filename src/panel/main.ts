@@ -1,4 +1,4 @@
-import { NeedsToken, listAll, listType, saveAliases, setToken, token, write, type Device } from './api.js';
+import { NeedsToken, listAll, listInterlocks, listType, saveAliases, setToken, token, write, type Device } from './api.js';
 import { DeviceView, slaveState, type Actions } from './device-view.js';
 import { formatNumber, h, setAttr, setText } from './dom.js';
 import { ONE_WIRE_BOARD, boardOf, typeName } from './labels.js';
@@ -127,8 +127,14 @@ function boardFor(id: string): Board {
     .filter((other) => other !== board && compareBoards(other.id, id) > 0)
     .sort((a, b) => compareBoards(a.id, b.id))[0];
   boardsEl.insertBefore(root, after?.root ?? null);
-  boardFilter.append(h('option', { value: id, text: id === '' ? 'Other' : boardTitle(id) }));
+  boardFilter.append(h('option', { value: boardOption(id), text: id === '' ? 'Other' : boardTitle(id) }));
   return board;
+}
+
+/** The filter's value for a board: "" is "All boards", so the devices of no board have one of their own. */
+const OTHER_BOARDS = 'other';
+function boardOption(id: string): string {
+  return id === '' ? OTHER_BOARDS : id;
 }
 
 /** Until its modbus_slave is known: "Board 1", "1-Wire", "Other devices". */
@@ -176,6 +182,8 @@ function internalOf(board: Board): NonNullable<Board['internal']> {
   // What the user opened or closed is kept; a search only opens it while it matches inside.
   root.addEventListener('toggle', () => {
     if (!filtering()) internal.userOpen = root.open;
+    // Registers are not pushed: fetched when opened and then every 5 s, never while closed.
+    if (root.open) void refreshRegisters();
   });
   board.internal = internal;
   board.root.append(root);
@@ -311,7 +319,7 @@ function applyFilter(): void {
   let shown = 0;
   for (const entry of boards.values()) {
     let boardShown = 0;
-    const boardMatches = board === '' || entry.id === board;
+    const boardMatches = board === '' || boardOption(entry.id) === board;
     for (const [dev, group] of entry.groups) {
       let groupShown = 0;
       const typeMatches = boardMatches && (type === '' || dev === type);
@@ -420,10 +428,66 @@ async function refreshUnpushed(): Promise<void> {
   if (document.hidden || views.size === 0) return;
   try {
     enqueue(await listType('modbus_slave'));
-    if ([...boards.values()].some((board) => board.groups.has('register'))) enqueue(await listType('register'));
   } catch {
     // The live feed shows connection problems; a missed refresh changes nothing.
   }
+  await refreshRegisters();
+}
+
+/**
+ * Registers, only while a board shows them: a closed disclosure costs no download (all of them
+ * every 5 s came to about 14 MB an hour, on a phone too).
+ */
+async function refreshRegisters(): Promise<void> {
+  if (document.hidden || ![...boards.values()].some((board) => board.internal?.root.open && board.groups.has('register'))) return;
+  try {
+    enqueue(await listType('register'));
+  } catch {
+    // As above.
+  }
+}
+
+/**
+ * Each output's part in a cover or an interlock group, from the `cover` devices' `up`/`down` and
+ * iogate's `/rest/interlock` groups (EVOK's output objects stay as they are).
+ */
+async function showRoles(): Promise<void> {
+  const roles = new Map<string, { text: string[]; switchable: boolean }>();
+  const note = (key: string, text: string, switchable: boolean) => {
+    const role = roles.get(key) ?? { text: [], switchable: true };
+    role.text.push(text);
+    role.switchable &&= switchable;
+    roles.set(key, role);
+  };
+  for (const view of views.values()) {
+    const cover = view.device;
+    if (cover.dev !== 'cover') continue;
+    for (const end of ['up', 'down'] as const) {
+      if (typeof cover[end] === 'string') note(cover[end], `Cover ${typeof cover.alias === 'string' && cover.alias !== '' ? cover.alias : cover.circuit} · ${end} (use the cover's buttons)`, false);
+    }
+  }
+  let groups: Device[] = [];
+  try {
+    groups = await listInterlocks();
+  } catch (error) {
+    if (error instanceof NeedsToken) askToken(error.message);
+  }
+  for (const group of groups) {
+    const members = Array.isArray(group.outputs) ? group.outputs.map(String) : [];
+    for (const member of members) {
+      const others = members.filter((other) => other !== member).map((other) => views.get(other.replace(' ', '/'))?.device).map((other, i) => (other ? deviceName(other) : members.filter((m) => m !== member)[i]!));
+      note(member.replace(' ', '/'), `Interlocked with ${others.join(', ')}: one on at a time`, true);
+    }
+  }
+  for (const view of views.values()) {
+    const role = roles.get(view.key);
+    view.setRole(role ? role.text.join(' · ') : '', role?.switchable ?? true);
+  }
+}
+
+/** "Pump" for an aliased device, else "ro 2_05". */
+function deviceName(device: Device): string {
+  return typeof device.alias === 'string' && device.alias !== '' ? device.alias : `${device.dev} ${device.circuit}`;
 }
 
 tokenDialog.addEventListener('close', () => {
@@ -459,6 +523,7 @@ function start(loaded: boolean): void {
   if (!loaded) return;
   goLive();
   void fetchTrends();
+  void showRoles();
 }
 
 /** The last hour from the daemon, so the charts are full on open. */

@@ -66,7 +66,8 @@ function tick(): void {
 
 function render(aged: Aged, now: number): void {
   const label = LABEL[aged.quality];
-  setText(aged.note, aged.ageS === null ? label : `${label} · ${formatAge(aged.ageS + (now - aged.receivedAt) / 1000)} old`);
+  // `age_s` is the age of the last good value (docs/quality.md), not how long the board has been away: say so.
+  setText(aged.note, aged.ageS === null ? label : `${label} · last read ${formatAge(aged.ageS + (now - aged.receivedAt) / 1000)} ago`);
 }
 
 /** 4 s, 3 min, 2 h 5 min, 3 d: precise enough to tell a blip from an outage. */

@@ -132,12 +132,45 @@ describe('cover cards in Chromium', { skip }, () => {
     assert.deepEqual(errors, []);
   });
 
+  test("a cover's relays say so and have no switch; interlocked relays name their partner", async () => {
+    const up = page.locator('[data-key="ro/2_01"]');
+    await up.locator('.role').filter({ hasText: /^Cover living_room · up \(use the cover's buttons\)$/ }).waitFor();
+    assert.equal(await up.getByRole('switch').count(), 0, 'no raw switch for a cover relay');
+    assert.equal(await page.locator('[data-key="ro/2_04"]').getByRole('switch').count(), 0);
+    await up.getByRole('button', { name: 'Settings ro 2_01', exact: true }).click();
+    assert.equal(await up.getByRole('button', { name: 'Pulse ro 2_01', exact: true }).count(), 0, 'no pulse for a cover relay');
+    await page.locator('[data-key="ro/2_05"] .role').filter({ hasText: /^Interlocked with ro 2_06: one on at a time$/ }).waitFor();
+    await page.getByRole('switch', { name: 'ro 2_06', exact: true }).waitFor();
+    assert.equal(await page.locator('[data-key="ro/2_07"] .role').count(), 0);
+  });
+
+  test('a pulse from the panel: the relay goes on at the simulator, and off by itself after the time asked', async () => {
+    await page.getByRole('button', { name: 'Settings ro 2_07', exact: true }).click();
+    await page.getByRole('spinbutton', { name: 'Pulse seconds ro 2_07', exact: true }).fill('1.5');
+    const started = Date.now();
+    await page.getByRole('button', { name: 'Pulse ro 2_07', exact: true }).click();
+    const deadline = Date.now() + 3000;
+    while (!(await relay(6)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(await relay(6), true, 'on at the simulator');
+    const onAt = Date.now();
+    while ((await relay(6)) && Date.now() < started + 6000) await new Promise((resolve) => setTimeout(resolve, 20));
+    const offAt = Date.now();
+    assert.equal(await relay(6), false, 'off again at the simulator');
+    assert.ok(offAt - started >= 1400 && offAt - onAt <= 3500, `on for ${offAt - onAt} ms (${offAt - started} ms after the click)`);
+    await page.waitForSelector('[data-key="ro/2_07"] [role=switch][aria-checked="false"]:not([aria-busy])');
+    assert.deepEqual(errors, []);
+  });
+
   test('an interlocked relay switched on while the other is on shows the 409 in its card', async () => {
     await page.getByRole('switch', { name: 'ro 2_05', exact: true }).click();
     await page.waitForSelector('[data-key="ro/2_05"] [role=switch][aria-checked="true"]:not([aria-busy])');
     await page.getByRole('switch', { name: 'ro 2_06', exact: true }).click();
     const error = page.locator('[data-key="ro/2_06"] [role=alert]');
     await error.filter({ hasText: /ro 2_05 is on/ }).waitFor();
+    // In words: what happened first, no error class or raw JSON.
+    const said = String(await error.textContent());
+    assert.match(said, /^Refused: ro 2_06 stays off: ro 2_05 is on/);
+    assert.doesNotMatch(said, /InterlockError|[{}"]/);
     await page.waitForSelector('[data-key="ro/2_06"] [role=switch][aria-checked="false"]:not([aria-busy])');
     assert.equal(await relay(5), false);
   });
@@ -150,10 +183,16 @@ describe('cover cards in Chromium', { skip }, () => {
       const audited = await audit.newPage();
       await audited.goto(`${daemon.baseUrl}/`);
       await audited.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
+      // The relays with their roles (cover, interlock), before the type filter hides them.
+      await audited.locator('[data-key="ro/2_01"] .role').waitFor();
+      await audited.locator('section[data-board="2"] .group[data-type="ro"]').screenshot({ path: join(dir, `cover-relays-${colorScheme}.png`) });
       await audited.getByRole('combobox', { name: /type/i }).selectOption('cover').catch(() => undefined);
       await audited.locator('[data-key="cover/garage"]').waitFor();
       const path = join(dir, `covers-${colorScheme}.png`);
-      await audited.screenshot({ path });
+      await audited.screenshot({ path, fullPage: true });
+      // Each slider's reading ("100 %") stays on one line.
+      const wrapped = await audited.locator('.cover .range .reading').evaluateAll((readings) => readings.filter((reading) => reading.getBoundingClientRect().height > parseFloat(getComputedStyle(reading).lineHeight) * 1.5).map((reading) => reading.textContent));
+      assert.deepEqual(wrapped, []);
       assert.ok(readFileSync(path).length > 1000);
       process.stderr.write(`cover cards screenshot: ${path}\n`);
       const serious = await seriousAxeViolations(audited);

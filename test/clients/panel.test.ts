@@ -104,6 +104,8 @@ describe('panel in Chromium', { skip }, () => {
   let context: BrowserContext;
   let page: Page;
   let errors: string[];
+  /** When board 2's simulator was stopped (Date.now()), for the offline age. */
+  let stoppedAt = 0;
 
   before(async () => {
     chromium = await launchChromium();
@@ -180,6 +182,31 @@ describe('panel in Chromium', { skip }, () => {
     await register.fill('7');
     await register.press('Enter');
     await waitForApi(rig.daemon.apiUrl, '/rest/register/1_20', 7);
+  });
+
+  test("a DI shows the board's counter and, beside it, counter_total", async () => {
+    const value = page.locator('[data-key="di/1_01"] .val');
+    await value.filter({ hasText: /^(on|off) · counter \d+ · total \d+$/ }).waitFor({ timeout: 10_000 });
+    const total = Number(/total (\d+)/.exec(String(await value.textContent()))![1]);
+    assert.equal(total, await apiValue(rig.daemon.apiUrl, '/rest/di/1_01?meta=1', 'counter_total'));
+  });
+
+  test('registers are not downloaded while their disclosure is closed; opened, they are', async () => {
+    const fresh = await chromium.context({ viewport: { width: 1280, height: 900 } });
+    const requests: string[] = [];
+    fresh.on('request', (request) => {
+      if (new URL(request.url()).pathname.startsWith('/rest/register')) requests.push(request.url());
+    });
+    const { page: opened } = await openPanel(fresh, rig.daemon.baseUrl);
+    // Two refresh periods (5 s each) with every disclosure closed.
+    const slaveRefresh = opened.waitForRequest((request) => new URL(request.url()).pathname === '/rest/modbus_slave/all', { timeout: 8000 });
+    await slaveRefresh;
+    await opened.waitForRequest((request) => new URL(request.url()).pathname === '/rest/modbus_slave/all', { timeout: 8000 });
+    assert.deepEqual(requests, []);
+    const fetched = opened.waitForRequest((request) => new URL(request.url()).pathname === '/rest/register/all', { timeout: 3000 });
+    await opened.locator('section[data-board="2"] details.internal > summary').click();
+    await fetched;
+    await fresh.close();
   });
 
   test('board headers name product, board and slave; registers and internals start collapsed, counted', async () => {
@@ -308,6 +335,7 @@ describe('panel in Chromium', { skip }, () => {
       const devices = (await response.json()) as Record<string, unknown>[];
       for (const device of devices) if (device.dev === 'modbus_slave' && device.circuit === '2') Object.assign(device, { state: 'degraded', success_ratio: 0.875 });
       devices.push({ dev: 'temp', circuit: '28FF1234', value: 21.5, unit: '°C', typ: 'DS18B20', lost: false });
+      devices.push({ dev: 'data_point', circuit: 'outside', value: 3 });
       await route.fulfill({ response, json: devices });
     });
     const { page: faked, errors: fakedErrors } = await openPanel(context2, rig.daemon.baseUrl);
@@ -315,6 +343,13 @@ describe('panel in Chromium', { skip }, () => {
     assert.equal(await faked.locator('section[data-board="2"] .state').textContent(), 'degraded');
     assert.match(String(await faked.locator('section[data-board="2"] .stats').textContent()), /success ratio 87\.5 %/);
     assert.equal(await faked.locator('[data-key="temp/28FF1234"] .val').textContent(), '21.5 °C');
+    // "Other" shows the devices of no board, and only those.
+    const others = await faked.locator('section[data-board=""] article.dev').evaluateAll((cards) => cards.map((card) => card.getAttribute('data-key')!));
+    assert.ok(others.includes('data_point/outside') && others.length < 5, others.join());
+    await faked.getByRole('combobox', { name: 'Board' }).selectOption({ label: 'Other' });
+    const visible = await visibleKeys(faked);
+    assert.ok(visible.includes('data_point/outside') && visible.every((key) => others.includes(key)), visible.join());
+    await faked.getByRole('combobox', { name: 'Board' }).selectOption('');
     await faked.getByRole('button', { name: 'Settings temp 28FF1234', exact: true }).click();
     await faked.getByRole('textbox', { name: 'Alias temp 28FF1234', exact: true }).waitFor();
     assert.deepEqual(fakedErrors, []);
@@ -345,6 +380,12 @@ describe('panel in Chromium', { skip }, () => {
         if (name === 'desktop') await shown.getByRole('button', { name: 'Settings Pump (do 1_04)', exact: true }).click();
         const path = join(dir, `panel-${name}-${colorScheme}.png`);
         await shown.screenshot({ path });
+        // A full-page capture draws every card, also those far below the fold (no lazy rendering).
+        const full = join(dir, `panel-${name}-${colorScheme}-full.png`);
+        await shown.screenshot({ path: full, fullPage: true });
+        const lazy = await shown.locator('article.dev').evaluateAll((cards) => cards.filter((card) => getComputedStyle(card).contentVisibility === 'auto' || ((card as HTMLElement).offsetParent !== null && card.getBoundingClientRect().height < 20)).map((card) => card.getAttribute('data-key')));
+        assert.deepEqual(lazy, []);
+        paths.push(full);
         assert.ok(readFileSync(path).length > 1000);
         assert.deepEqual(shotErrors, []);
         paths.push(path);
@@ -358,6 +399,7 @@ describe('panel in Chromium', { skip }, () => {
   });
 
   test('a failed switch shows the error and returns to the true state; a stopped slave shows offline', async () => {
+    stoppedAt = Date.now();
     await rig.simB.stop();
     await page.waitForSelector('section[data-board="2"][data-state="offline"]', { timeout: 10_000 });
     assert.equal(await page.locator('section[data-board="2"] .state').textContent(), 'offline');
@@ -376,8 +418,14 @@ describe('panel in Chromium', { skip }, () => {
     // Board 2's simulator was stopped by the test before.
     const card = page.locator('[data-key="ro/2_01"]');
     await page.waitForSelector('[data-key="ro/2_01"].q-offline', { timeout: 10_000 });
-    await card.locator('.age').filter({ hasText: /^board offline · \d+ (s|min) old$/ }).waitFor();
+    await card.locator('.age').filter({ hasText: /^board offline · last read \d+ (s|min) ago$/ }).waitFor();
     const before = String(await card.locator('.age').textContent());
+    // The age is that of the last good read (the API's age_s): about the time since the board stopped, never more than a scan or two beyond it.
+    const shown = Number(/(\d+) s/.exec(before)?.[1]);
+    const sinceStop = (Date.now() - stoppedAt) / 1000;
+    const ageS = Number(await apiValue(rig.daemon.apiUrl, '/rest/ro/2_01?meta=1', 'age_s'));
+    assert.ok(shown <= sinceStop + 1 && shown >= sinceStop - 3, `shown ${shown} s, board stopped ${sinceStop.toFixed(1)} s ago`);
+    assert.ok(Math.abs(shown - ageS) <= 2, `shown ${shown} s, age_s ${ageS}`);
     // The age counts on in the browser.
     await card.locator('.age').filter({ hasNotText: before }).waitFor({ timeout: 5000 });
     const style = await card.locator('.head').evaluate((head) => getComputedStyle(head).opacity);

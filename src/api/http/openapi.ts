@@ -167,12 +167,15 @@ const etagHeader = { ETag: { description: "SHA-1 of the body, as EVOK's", schema
 const notModified = { '304': { description: 'The body has not changed since the ETag in If-None-Match' } };
 const preflight = { summary: 'CORS preflight', tags: ['General'], responses: { '204': { description: 'No body' } } };
 
+// A `do`, `ro` or `led` write may carry `pulse_ms` beside `value=1` (docs/outputs.md#pulses); any other type refuses it.
+const PULSE_DESCRIPTION = 'do, ro and led only, with value=1: the output goes on now and the daemon switches it off after this many ms (1..86400000). Refused (400) elsewhere or without value=1; 409 on an interlocked or cover output that may not go on.';
 const writeBody = {
-  description: "Fields to write (see the type's writable fields). The reply shows the state the board confirmed.",
+  description: "Fields to write (see the type's writable fields). The reply shows the state the board confirmed. A `do`, `ro` or `led` write may add `pulse_ms` to `value=1`: on now, off after that many ms.",
   required: false,
   content: {
-    'application/x-www-form-urlencoded': { schema: { type: 'object', additionalProperties: string } },
-    'application/json': { schema: {} },
+    'application/x-www-form-urlencoded': { schema: { type: 'object', properties: { pulse_ms: { ...string, pattern: '^[0-9]+$', description: PULSE_DESCRIPTION } }, additionalProperties: string } },
+    // Without `type`: EVOK also takes a bare JSON value; the properties apply to an object.
+    'application/json': { schema: { properties: { value: {}, pulse_ms: { type: 'integer', minimum: 1, maximum: 86_400_000, description: PULSE_DESCRIPTION } } } },
     'text/plain': { schema: string },
   },
 };

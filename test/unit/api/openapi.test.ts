@@ -71,6 +71,12 @@ describe('the document', () => {
       assert.ok(document['paths'][path], path);
     }
   });
+
+  test('a device write documents pulse_ms, in both bodies', () => {
+    const body = document['paths']['/{format}/{type}/{circuit}']['post']['requestBody']['content'];
+    assert.deepEqual(body['application/json']['schema']['properties']['pulse_ms'], { ...body['application/json']['schema']['properties']['pulse_ms'], type: 'integer', minimum: 1, maximum: 86_400_000 });
+    assert.match(body['application/x-www-form-urlencoded']['schema']['properties']['pulse_ms']['description'], /do, ro and led/);
+  });
 });
 
 describe('replies hold to it', () => {

@@ -8,6 +8,7 @@ import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-pr
 import { BRAIN_DO, OutputTimeline } from '../../helpers/output-timeline.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { connect, deviceIn } from '../../helpers/ws-client.js';
+import { NO_FIRMWARE_OFFLOAD } from '../../../src/automations/offload.js';
 
 // The engine with the daemon's parts and a simulated Neuron brain board in
 // this process: inputs are set at the simulator, outputs judged at the
@@ -42,7 +43,8 @@ let timeline: OutputTimeline;
 const lines: string[] = [];
 
 before(async () => {
-  gate = await startGate(CONFIG, { log: createLogger('DEBUG', (line) => lines.push(line)) });
+  // Without the boards' DirectSwitch: this file checks that the engine runs a rule the firmware did not take.
+  gate = await startGate(CONFIG, { log: createLogger('DEBUG', (line) => lines.push(line)), offload: NO_FIRMWARE_OFFLOAD });
   timeline = new OutputTimeline(gate.board, [BRAIN_DO(1), BRAIN_DO(2), BRAIN_DO(3), BRAIN_DO(4), { name: 'led/1_02', register: 20, bit: 1 }, { name: 'led/1_03', register: 20, bit: 2 }, { name: 'led/1_01', register: 20, bit: 0 }]);
 });
 

@@ -524,7 +524,7 @@ export class AutomationEngine {
     const runner = this.runners.get(id);
     if (runner) runner.writes++;
     try {
-      await writeDevice(this.deps.registry, this.deps.feed, device, params);
+      await writeDevice(this.deps.registry, this.deps.feed, device, params, undefined, { who: `automation:${id}`, from: '', interface: 'automation' });
       this.deps.log.debug(`automation:${id}: ${device.type}/${device.circuit} ${JSON.stringify(params)}`);
     } catch (error) {
       this.stats.failedWrites++;

@@ -7,6 +7,7 @@ import { RequestError } from '../../errors.js';
 import { ModbusError } from '../../modbus/errors.js';
 import { EXCEPTION, ModbusPduError, type ModbusRequest, type ModbusResponse } from '../../modbus/pdu.js';
 import { withRequestContext, type ClientSignal } from '../../modbus/request-context.js';
+import { audit, auditResult } from '../../registry/audit-trail.js';
 import { writeGate } from '../../registry/write-gate.js';
 import type { BusShare } from './bus-share.js';
 import { countWrite, type ModbusServerStats } from './stats.js';
@@ -122,8 +123,15 @@ export class SlaveGateway {
       if (!sentRaw) await this.writeUnowned(request, values, client);
     };
     const deadline = performance.now() + this.options.deadlineMs;
+    // The audit log names the write by its unit and address, as the master sent it.
+    const target = `unit ${this.slave.unit} ${coils ? 'coil' : 'register'} ${request.address}`;
+    const actor = { who: client.who, from: client.who.replace(/^modbus:/, ''), interface: 'modbus' };
     try {
       await writeGate.pass(() => withRequestContext({ signal: client.signal, deadline }, run));
+      audit(actor, target, { fc: request.fc, values }, 'ok');
+    } catch (error) {
+      audit(actor, target, { fc: request.fc, values }, auditResult(error));
+      throw error;
     } finally {
       this.slave.refreshAll();
     }

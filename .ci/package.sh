@@ -62,7 +62,7 @@ trap cleanup EXIT
 version=$(node -p "require('./package.json').version")
 next="$version+ci1"
 # What GET /version answers and --version prints: the EVOK API version with iogate's as build metadata.
-evok_api=$(sed -n "s/^export const EVOK_API_VERSION = '\(.*\)';/\1/p" src/version.ts)
+evok_api=$(sed -n "s/^export const EVOK_API_VERSION = '\(.*\)';/\1/p" src/lifecycle/version.ts)
 version_text="v$evok_api+iogate.$version"
 next_text="v$evok_api+iogate.$next"
 

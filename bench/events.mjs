@@ -31,8 +31,8 @@ async function runServerSide() {
   const { attachWebSocket } = await import('../src/api/ws/server.ts');
   const { findModel } = await import('../src/boards/resolve.ts');
   const { loadConfig } = await import('../src/config/load.ts');
-  const { createLogger } = await import('../src/log.ts');
-  const { buildRuntime } = await import('../src/runtime.ts');
+  const { createLogger } = await import('../src/logging/log.ts');
+  const { buildRuntime } = await import('../src/runtime/runtime.ts');
 
   const scanHz = 50;
   const inputHz = Number(process.env.BENCH_INPUT_HZ ?? 0);

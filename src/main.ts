@@ -1,25 +1,25 @@
 import { parseArgs } from 'node:util';
-import { readCheckedConfig, type CheckOptions } from './checked-config.js';
+import { readCheckedConfig, type CheckOptions } from './runtime/checked-config.js';
 import { automationReferenceProblems } from './automations/references.js';
 import { describeAutomation } from './automations/describe.js';
 import { ConfigError } from './config/errors.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
-import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './exit-codes.js';
-import { exitOnUnexpectedErrors } from './unexpected-error.js';
-import { createLogger, type LogLevel } from './log.js';
-import { openLogFile, type LogFile } from './log-file.js';
+import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './lifecycle/exit-codes.js';
+import { exitOnUnexpectedErrors } from './lifecycle/unexpected-error.js';
+import { createLogger, type LogLevel } from './logging/log.js';
+import { openLogFile, type LogFile } from './logging/log-file.js';
 import { exposeGcLate } from './memory/copy-and-run.js';
 import { ReloadTimeout, VerdictWriter, requestReload, verdictDirectory } from './lifecycle/reload-verdict.js';
 import { loadMallocTrim } from './memory/malloc-trim.js';
 import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
 import { keepTickObjectShape } from './memory/tick-shape.js';
-import { readPlanOf } from './runtime.js';
-import { createService } from './service.js';
+import { readPlanOf } from './runtime/runtime.js';
+import { createService } from './runtime/service.js';
 import { ControlSetupError } from './control/output-control.js';
-import { startStatsLine } from './stats-line.js';
-import { SHUTDOWN_BOUND_MS } from './shutdown.js';
-import { VERSION, VERSION_TEXT } from './version.js';
+import { startStatsLine } from './logging/stats-line.js';
+import { SHUTDOWN_BOUND_MS } from './lifecycle/shutdown.js';
+import { VERSION, VERSION_TEXT } from './lifecycle/version.js';
 
 // Command-line entry of the daemon.
 

@@ -1,5 +1,5 @@
 import type { DeviceType } from '../devices/device.js';
-import { RequestError } from '../errors.js';
+import { RequestError } from '../registry/request-error.js';
 
 // EVOK's WebSocket `set` and JSON-RPC `<type>_set` hand their value to the
 // device's setter as its first positional parameter, which is not always

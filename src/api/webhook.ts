@@ -2,7 +2,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { request as httpsRequest } from 'node:https';
 import type { WebhookConfig } from '../config/types.js';
 import type { Device } from '../devices/device.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../logging/log.js';
 import type { ChangeFeed } from '../registry/feed.js';
 import { parseTypeNames } from './http/type-filter.js';
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { Device } from '../devices/device.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../logging/log.js';
 import { isOutput, stateOf, type Output } from '../control/output.js';
 import type { ChangeFeed } from '../registry/feed.js';
 import type { Registry } from '../registry/registry.js';

@@ -4,7 +4,7 @@
 
 import type { BusConfig, DeviceConfig } from '../config/types.js';
 import type { Origin } from '../config/yaml-tree.js';
-import { closeMatches } from '../close-matches.js';
+import { closeMatches } from '../text/close-matches.js';
 import type { BoardModel } from './model.js';
 import { builtinModels } from './builtin/index.js';
 import { products } from './products.js';

@@ -2,7 +2,7 @@
 // key as known, so keys nobody asked for can be reported as unknown; every
 // problem is recorded with file:line and the full key path instead of being
 // thrown, so one run reports all of them.
-import { closeMatches } from '../close-matches.js';
+import { closeMatches } from '../text/close-matches.js';
 import type { MapNode, Origin, TreeNode } from './yaml-tree.js';
 import type { Findings } from './findings.js';
 

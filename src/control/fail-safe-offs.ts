@@ -1,4 +1,4 @@
-import type { Logger } from '../log.js';
+import type { Logger } from '../logging/log.js';
 import { label, type Output } from './output.js';
 
 // Switching an output off for safety (a pulse's end, a cover lost mid-run, an

@@ -1,4 +1,4 @@
-import { RequestError } from '../errors.js';
+import { RequestError } from '../registry/request-error.js';
 import { AsyncLock, sleep } from './lock.js';
 import { label, stateOf, type Output } from './output.js';
 

@@ -1,4 +1,4 @@
-import { RequestError } from '../errors.js';
+import { RequestError } from '../registry/request-error.js';
 import type { ControlState } from './control-state.js';
 import { reference, type Output } from './output.js';
 

@@ -1,5 +1,5 @@
 import { parseFields, schemaRefusal, type FieldSpec, type UnknownField } from './fields.js';
-import { floatText, objectJson } from '../json-text.js';
+import { floatText, objectJson } from '../text/json-text.js';
 import { metaFields, type PointMeta } from './quality/point-meta.js';
 
 // A device is one addressable thing of the API (`di 1_01`, `ro 2_03` …). It

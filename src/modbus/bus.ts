@@ -3,7 +3,7 @@ import { rtuFraming, tcpFraming, type FrameReply, type MasterFraming } from './f
 import { decodeResponse, encodeRequest, exceptionName, type ModbusRequest, type ModbusResponse } from './pdu.js';
 import { ModbusError } from './errors.js';
 import { ReplyTimer } from './reply-timer.js';
-import { RepeatSummary } from '../repeat-summary.js';
+import { RepeatSummary } from '../logging/repeat-summary.js';
 import type { ClientSignal } from './request-context.js';
 
 // One Modbus line and the only place where its time is spent. Exactly one

@@ -1,7 +1,7 @@
 import type { OneWireBusConfig } from '../config/types.js';
 import { DeviceInfo } from '../devices/board/device-info.js';
 import type { Device } from '../devices/device.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../logging/log.js';
 import { OwserverClient, tcpDialer } from '../owserver/client.js';
 import type { ChangeFeed } from '../registry/feed.js';
 import type { Registry } from '../registry/registry.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../log.js';
+import type { Logger } from '../logging/log.js';
 import { OwserverError, type OwserverClient } from '../owserver/client.js';
 import { createSensor, type OneWireSensor, type SensorPort } from './sensor.js';
 

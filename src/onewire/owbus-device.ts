@@ -1,5 +1,5 @@
 import { Device, type DeviceState } from '../devices/device.js';
-import { RequestError } from '../errors.js';
+import { RequestError } from '../registry/request-error.js';
 import { ValidationError, decimal, flag, type FieldSpec } from '../devices/fields.js';
 import type { OneWireBus } from './bus.js';
 import { LISTED_CHIPS, MAX_INTERVAL_S } from './sensor.js';

@@ -1,5 +1,5 @@
 import type { AliasBook, AliasTarget } from '../devices/alias-manager.js';
-import { RequestError } from '../errors.js';
+import { RequestError } from './request-error.js';
 import type { Device } from '../devices/device.js';
 import type { AliasSaver } from './alias-store.js';
 import type { Registry } from './registry.js';

@@ -1,4 +1,4 @@
-import { RequestError } from '../errors.js';
+import { RequestError } from './request-error.js';
 
 // Who changed what. The write path (write.ts) records every write here with
 // the actor its API named, whichever API it came through, so attribution

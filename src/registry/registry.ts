@@ -1,5 +1,5 @@
 import type { Device, DeviceType } from '../devices/device.js';
-import { RequestError } from '../errors.js';
+import { RequestError } from './request-error.js';
 import { validateAlias } from './alias-store.js';
 import type { WriteControl } from './write.js';
 import { REST_ALL_ORDER, canonicalType } from './type-names.js';

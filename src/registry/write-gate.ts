@@ -1,4 +1,4 @@
-import { RequestError } from '../errors.js';
+import { RequestError } from './request-error.js';
 
 // Lets shutdown wait for writes already sent to a slave, so a client that got
 // its write accepted also gets the slave's confirmation, while refusing writes

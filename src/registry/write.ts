@@ -1,6 +1,6 @@
 import type { Device, DeviceState } from '../devices/device.js';
 import { ValidationError } from '../devices/fields.js';
-import { RequestError } from '../errors.js';
+import { RequestError } from './request-error.js';
 import { ModbusError, type ModbusErrorKind } from '../modbus/errors.js';
 import { withRequestContext, type ClientSignal } from '../modbus/request-context.js';
 import type { ChangeFeed } from './feed.js';

@@ -1,6 +1,6 @@
 import { open, readFile, rename, stat, unlink, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Logger } from '../log.js';
+import type { Logger } from '../logging/log.js';
 import type { AuditEntry } from '../registry/audit-trail.js';
 
 // The audit log on disk: JSON lines in state_dir, append-only. Entries are

@@ -1,4 +1,4 @@
-import type { Logger } from '../log.js';
+import type { Logger } from '../logging/log.js';
 import type { Link } from './link.js';
 
 // `--debug`: every frame a bus sends and every chunk it receives, in hex, with

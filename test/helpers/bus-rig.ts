@@ -4,7 +4,7 @@ import { EventEmitter } from 'node:events';
 import { apiGuards } from '../../src/api/access/guards.js';
 import { createHttpServer } from '../../src/api/http/server.js';
 import { attachWebSocket } from '../../src/api/ws/server.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/logging/log.js';
 import type { BoardModel } from '../../src/boards/model.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ModbusSlave } from '../../src/devices/board/modbus-slave.js';

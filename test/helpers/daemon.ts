@@ -9,8 +9,8 @@ import type { BoardModel } from '../../src/boards/model.js';
 import { findModel } from '../../src/boards/resolve.js';
 import { confinedYaml } from './confined-config.js';
 import { loadConfig } from '../../src/config/load.js';
-import { createLogger } from '../../src/log.js';
-import { buildRuntime, type Runtime } from '../../src/runtime.js';
+import { createLogger } from '../../src/logging/log.js';
+import { buildRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
 import { tempDir } from './temp-dir.js';
 

@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { startMqtt, type MqttBridge } from '../../src/api/mqtt/bridge.js';
 import { findModel } from '../../src/boards/resolve.js';
 import { loadConfig } from '../../src/config/load.js';
-import { createLogger } from '../../src/log.js';
-import { buildRuntime, type Runtime } from '../../src/runtime.js';
+import { createLogger } from '../../src/logging/log.js';
+import { buildRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
 import { tempDir } from './temp-dir.js';
 

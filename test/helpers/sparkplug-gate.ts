@@ -1,6 +1,6 @@
 import type { EdgeNode } from '../../src/api/sparkplug/edge-node.js';
 import { startSparkplug } from '../../src/api/sparkplug/start.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/logging/log.js';
 import { STILL_BOARD, startGate, type Gate } from './in-process.js';
 
 // The daemon's parts in the test process with the Sparkplug edge node on: a

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
 import { startModbusServer, type ModbusServer } from '../../src/api/modbus-server/server.js';
-import { createLogger } from '../../src/log.js';
+import { createLogger } from '../../src/logging/log.js';
 import { serveRequest } from '../../src/modbus/slave.js';
 import { startGate, stillBoardYaml, type Gate } from '../helpers/in-process.js';
 import { pdu, registersOf } from '../helpers/raw-modbus-client.js';

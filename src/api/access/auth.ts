@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { AuthConfig } from '../../config/types.js';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 import { isLoopbackAddress } from './loopback.js';
 import type { Actor } from '../../registry/audit-trail.js';
 

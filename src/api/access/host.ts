@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 import { isLoopbackAddress } from './loopback.js';
 import { splitHost } from './origin.js';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 
 // Cross-site writes. A form POST from any web page reaches the controller
 // without a CORS preflight, and browsers apply no CORS at all to WebSocket

@@ -2,7 +2,7 @@ import { X509Certificate } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { TLSSocket, createSecureContext, type SecureContext } from 'node:tls';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../logging/log.js';
 
 // HTTPS and WSS on iogate's own port. The listener accepts plain TCP as ever;
 // this looks at a connection's first byte: 0x16 opens a TLS handshake, and the

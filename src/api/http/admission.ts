@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../logging/log.js';
 import { isLoopbackAddress } from '../access/loopback.js';
 import type { ConnectionBridge } from './connection-bridge.js';
 import { HEAD_GRACE_MS, ParkingLot, type ParkingStats } from './parking.js';

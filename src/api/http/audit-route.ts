@@ -1,4 +1,4 @@
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 import type { AuditEntry } from '../../registry/audit-trail.js';
 import { MAX_AUDIT_LIMIT } from '../../state/audit-log.js';
 

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 
 // Request bodies: bounded in size, parsed by content type into the plain
 // parameter objects the write path takes.

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Device, DeviceType } from '../../devices/device.js';
-import { RequestError } from '../../errors.js';
-import { RawJson, jsonText } from '../../json-text.js';
+import { RequestError } from '../../registry/request-error.js';
+import { RawJson, jsonText } from '../../text/json-text.js';
 import type { Registry } from '../../registry/registry.js';
 import { REST_ALL_ORDER } from '../../registry/type-names.js';
 import { writeDevice } from '../../registry/write.js';

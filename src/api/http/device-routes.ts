@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Device } from '../../devices/device.js';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { OBJECTLESS_TYPES, RELAY_SCHEMA_FIELDS, hasEvokSchema } from '../../registry/type-names.js';

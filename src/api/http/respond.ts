@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 import { etagOf, notModified } from './etag.js';
 
 // Writing replies. Bodies arrive as ready bytes or strings, so the hot path is

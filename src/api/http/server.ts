@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { RequestError } from '../../errors.js';
-import type { Logger } from '../../log.js';
+import { RequestError } from '../../registry/request-error.js';
+import type { Logger } from '../../logging/log.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
 import { admitConnections, type AdmissionStats } from './admission.js';
 import { handleBulk } from './bulk.js';
@@ -15,7 +15,7 @@ import { sendError, sendRead, sendSuccess, useReplyHeaders } from './respond.js'
 import { isLoopbackAddress } from '../access/loopback.js';
 import { sendPanel, type ServedPanel } from '../panel/serve.js';
 import type { TrendStore } from '../../trends/trend-store.js';
-import { VERSION } from '../../version.js';
+import { VERSION } from '../../lifecycle/version.js';
 import { openApiDocument } from './openapi.js';
 import { textEtag } from './etag.js';
 import { auditRefusal, auditResult, type Actor } from '../../registry/audit-trail.js';

@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../logging/log.js';
 
 // Errors of client connections: a reset, a broken pipe, a kernel timeout, and
 // the parse errors node:http closes a connection with.

@@ -3,7 +3,7 @@ import type { OutputControl } from '../../control/output-control.js';
 import { ValidationError } from '../../devices/fields.js';
 import { coilWriteMoves, registerWriteMoves, type OutputMoves } from '../../devices/output-moves.js';
 import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 import { ModbusError } from '../../modbus/errors.js';
 import { EXCEPTION, ModbusPduError, type ModbusRequest, type ModbusResponse } from '../../modbus/pdu.js';
 import { withRequestContext, type ClientSignal } from '../../modbus/request-context.js';

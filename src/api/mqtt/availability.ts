@@ -1,6 +1,6 @@
 import type { Device } from '../../devices/device.js';
 import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../logging/log.js';
 import { OFFLINE, ONLINE } from './connection.js';
 import type { MqttSink } from './sink.js';
 import type { Topics } from './topics.js';

@@ -1,7 +1,7 @@
 import type { MqttConfig } from '../../config/types.js';
 import type { Device } from '../../devices/device.js';
 import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../logging/log.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { Cover } from '../../control/cover.js';

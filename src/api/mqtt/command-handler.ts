@@ -1,7 +1,7 @@
 import type { Actor } from '../../registry/audit-trail.js';
 import type { Device } from '../../devices/device.js';
-import { RequestError } from '../../errors.js';
-import type { Logger } from '../../log.js';
+import { RequestError } from '../../registry/request-error.js';
+import type { Logger } from '../../logging/log.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { writeDevice } from '../../registry/write.js';

@@ -1,5 +1,5 @@
 import type { DeviceType } from '../../devices/device.js';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 
 // What a command message may carry: a JSON object of writable fields (as the
 // JSON API's POST body), or, for binary outputs, one plain word or JSON value

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Duplex } from 'node:stream';
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { MqttConfig } from '../../config/types.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../logging/log.js';
 import { closeClient } from './close-client.js';
 import { MAX_COMMAND_BYTES } from './command-payload.js';
 import { PacketSizeGuard, guardIncoming } from './size-guard.js';

@@ -3,7 +3,7 @@ import type { Device, DeviceState } from '../../devices/device.js';
 import type { CounterMeta } from '../../config/types.js';
 import { DigitalInput, counterTotalOf } from '../../devices/digital/di.js';
 import { Cover } from '../../control/cover.js';
-import { VERSION } from '../../version.js';
+import { VERSION } from '../../lifecycle/version.js';
 import type { Topics } from './topics.js';
 
 // Home Assistant MQTT discovery: which entities a device becomes and their

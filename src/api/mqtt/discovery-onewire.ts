@@ -1,5 +1,5 @@
 import type { Device } from '../../devices/device.js';
-import { VERSION } from '../../version.js';
+import { VERSION } from '../../lifecycle/version.js';
 import { message, safeId, type DiscoveryContext, type DiscoveryMessage } from './discovery-config.js';
 
 // Home Assistant discovery of 1-Wire sensors: a thermometer is one

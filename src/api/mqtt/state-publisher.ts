@@ -1,6 +1,6 @@
 import type { Device } from '../../devices/device.js';
 import { counterTotalOf } from '../../devices/digital/di.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../logging/log.js';
 import type { MqttSink } from './sink.js';
 import type { Topics } from './topics.js';
 

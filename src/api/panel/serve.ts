@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { brotliCompressSync, constants as zlib, gzipSync } from 'node:zlib';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 
 // Serves the built-in control panel: one HTML page with its script and
 // stylesheet inlined at build time (build.mjs), held in memory, compressed

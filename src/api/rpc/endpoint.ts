@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RequestError } from '../../errors.js';
-import { jsonText } from '../../json-text.js';
+import { RequestError } from '../../registry/request-error.js';
+import { jsonText } from '../../text/json-text.js';
 import { readBody } from '../http/body.js';
 import { clientGone } from '../http/client-gone.js';
 import type { DeviceRouteContext } from '../http/device-routes.js';

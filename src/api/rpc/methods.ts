@@ -1,7 +1,7 @@
 import type { Device, DeviceType } from '../../devices/device.js';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 import { OneWireBusDevice } from '../../onewire/owbus-device.js';
-import { RawJson } from '../../json-text.js';
+import { RawJson } from '../../text/json-text.js';
 import { CANONICAL_TYPES } from '../../registry/type-names.js';
 import { writeDevice } from '../../registry/write.js';
 import type { DeviceRouteContext } from '../http/device-routes.js';

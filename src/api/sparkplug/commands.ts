@@ -1,6 +1,6 @@
 import type { Actor } from '../../registry/audit-trail.js';
 import type { Device } from '../../devices/device.js';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { writeDevice } from '../../registry/write.js';

@@ -3,7 +3,7 @@ import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { SparkplugConfig, SparkplugServer } from '../../config/types.js';
 import type { Device } from '../../devices/device.js';
 import type { SlaveUnit } from '../../devices/slave/slave-unit.js';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../logging/log.js';
 import type { OneWireBus } from '../../onewire/bus.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';

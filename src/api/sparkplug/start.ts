@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { edgeNodeIdOf, firstDeviceInfo } from '../../config/read-sparkplug.js';
 import type { Config } from '../../config/types.js';
-import type { Logger } from '../../log.js';
-import type { Runtime } from '../../runtime.js';
-import { VERSION_TEXT } from '../../version.js';
+import type { Logger } from '../../logging/log.js';
+import type { Runtime } from '../../runtime/runtime.js';
+import { VERSION_TEXT } from '../../lifecycle/version.js';
 import { EdgeNode } from './edge-node.js';
 
 // Builds the edge node from the configuration and the runtime. main.ts loads

@@ -1,7 +1,7 @@
 import type { Actor } from '../../registry/audit-trail.js';
 import type { RawData } from 'ws';
 import type { DeviceType } from '../../devices/device.js';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { CANONICAL_TYPES } from '../../registry/type-names.js';

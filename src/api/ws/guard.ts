@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES } from 'node:http';
-import { RequestError } from '../../errors.js';
+import { RequestError } from '../../registry/request-error.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
 import type { ApiGuards } from '../access/guards.js';
 import { crossSiteRefusal } from '../access/origin.js';

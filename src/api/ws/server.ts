@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Logger } from '../../log.js';
+import type { Logger } from '../../logging/log.js';
 import { requestActor, type Scope } from '../access/auth.js';
 import { auditRefusal, auditResult } from '../../registry/audit-trail.js';
 import type { ApiGuards } from '../access/guards.js';

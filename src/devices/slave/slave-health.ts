@@ -1,6 +1,6 @@
 import type { ModbusBus, ReplyFault } from '../../modbus/bus.js';
 import { ModbusError } from '../../modbus/errors.js';
-import { RepeatSummary } from '../../repeat-summary.js';
+import { RepeatSummary } from '../../logging/repeat-summary.js';
 
 // Whether one Modbus slave answers, and when an offline one is probed: its
 // state (online, degraded, offline), taken from the outcome of each of its

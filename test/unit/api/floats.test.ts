@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { floatText, jsonText, objectJson, RawJson } from '../../../src/json-text.js';
+import { floatText, jsonText, objectJson, RawJson } from '../../../src/text/json-text.js';
 import { startGate, type Gate } from '../../helpers/in-process.js';
 import { connect, deviceIn } from '../../helpers/ws-client.js';
 

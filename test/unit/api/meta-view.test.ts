@@ -171,7 +171,7 @@ test('a board that falls silent turns stale, then offline, for meta clients (pus
 test("EVOK's counter reset leaves counter_total alone, is logged, and counter_total can be set on its own", async () => {
   const receiver = await webhookReceiver();
   const lines: string[] = [];
-  const { createLogger } = await import('../../../src/log.js');
+  const { createLogger } = await import('../../../src/logging/log.js');
   const gate = await startGate(SCENE(receiver.port, false), { log: createLogger('INFO', (line) => lines.push(line)) });
   try {
     await until(() => gate.runtime.slaves[0]!.state === 'online', 'the board to be read');

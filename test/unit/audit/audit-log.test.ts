@@ -3,7 +3,7 @@ import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { AuditLog } from '../../../src/state/audit-log.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import type { AuditEntry } from '../../../src/registry/audit-trail.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 

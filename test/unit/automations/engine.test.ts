@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { postForm } from '../../helpers/http.js';
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
 import { BRAIN_DO, OutputTimeline } from '../../helpers/output-timeline.js';

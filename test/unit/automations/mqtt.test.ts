@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startMqtt, type MqttBridge } from '../../../src/api/mqtt/bridge.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';

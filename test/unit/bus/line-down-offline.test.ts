@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { startMqtt } from '../../../src/api/mqtt/bridge.js';
 import { brain00 } from '../../../src/boards/builtin/neuron.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { Simulation } from '../../../src/sim/simulation.js';
 import { modbusTcpServer } from '../../../src/sim/tcp-server.js';
 import { FaultyProxy } from '../../helpers/faulty-proxy.js';

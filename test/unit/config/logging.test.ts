@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { openLogFile } from '../../../src/log-file.js';
+import { openLogFile } from '../../../src/logging/log-file.js';
 import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { FailSafeOffs } from '../../../src/control/fail-safe-offs.js';
 import type { Output } from '../../../src/control/output.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 
 // The retried off of FailSafeOffs asks, under the output's locks, whether it
 // is still wanted: a client's write that came in meanwhile (and cancelled it)

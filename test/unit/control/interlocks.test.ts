@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ControlSetupError } from '../../../src/control/output-control.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { get, list, postForm, postJson } from '../../helpers/http.js';
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
 import { BRAIN_DO, BRAIN_LED, OutputTimeline } from '../../helpers/output-timeline.js';

@@ -4,7 +4,7 @@ import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { startMqtt, type MqttBridge } from '../../../src/api/mqtt/bridge.js';
 import type { Device } from '../../../src/devices/device.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import type { SimulatedBoard } from '../../../src/sim/simulated-board.js';
 import { postForm, postJson, type Reply } from '../../helpers/http.js';
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startMqtt, type MqttBridge } from '../../../src/api/mqtt/bridge.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { SimulatedBoard } from '../../../src/sim/simulated-board.js';
 import { postForm, postJson, type Reply } from '../../helpers/http.js';
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';

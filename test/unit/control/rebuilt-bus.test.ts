@@ -7,7 +7,7 @@ import { after, before, describe, test } from 'node:test';
 import { findModel } from '../../../src/boards/resolve.js';
 import { brain00 } from '../../../src/boards/builtin/neuron.js';
 import { loadConfig } from '../../../src/config/load.js';
-import type { ReloadableRuntime } from '../../../src/runtime.js';
+import type { ReloadableRuntime } from '../../../src/runtime/runtime.js';
 import { Simulation } from '../../../src/sim/simulation.js';
 import { modbusTcpServer } from '../../../src/sim/tcp-server.js';
 import { postForm } from '../../helpers/http.js';

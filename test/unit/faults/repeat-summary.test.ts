@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RepeatSummary, SUMMARY_PERIOD_MS } from '../../../src/repeat-summary.js';
+import { RepeatSummary, SUMMARY_PERIOD_MS } from '../../../src/logging/repeat-summary.js';
 
 // Repeated failures make one summary line per period, not one per attempt.
 

@@ -4,7 +4,7 @@ import { Agent, request } from 'node:http';
 import { after, before, test } from 'node:test';
 import fc from 'fast-check';
 import { parseFormBody, parseJsonObject } from '../../../src/api/http/body.js';
-import { RequestError } from '../../../src/errors.js';
+import { RequestError } from '../../../src/registry/request-error.js';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 import { SIMULATED_BUS, configFile } from '../../helpers/http-call.js';
 

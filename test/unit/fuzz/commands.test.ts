@@ -5,7 +5,7 @@ import fc from 'fast-check';
 import WebSocket from 'ws';
 import { parseCommandPayload } from '../../../src/api/mqtt/command-payload.js';
 import { CANONICAL_TYPES } from '../../../src/registry/type-names.js';
-import { RequestError } from '../../../src/errors.js';
+import { RequestError } from '../../../src/registry/request-error.js';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 import { SIMULATED_BUS, configFile } from '../../helpers/http-call.js';
 

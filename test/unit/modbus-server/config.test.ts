@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { allowList } from '../../../src/api/modbus-server/allow-list.js';
 import { renderMetrics } from '../../../src/api/http/metrics.js';
 import { newModbusServerStats } from '../../../src/api/modbus-server/stats.js';
-import { readCheckedConfig } from '../../../src/checked-config.js';
+import { readCheckedConfig } from '../../../src/runtime/checked-config.js';
 import { ConfigError } from '../../../src/config/errors.js';
 import { startupSummary } from '../../../src/config/summary.js';
 import { BUNDLE } from '../../helpers/spawn-daemon.js';

@@ -6,7 +6,7 @@ import type { ModbusServerConfig } from '../../../src/config/types.js';
 import { serveVirtual } from '../../../src/api/modbus-server/virtual-unit.js';
 import type { Device } from '../../../src/devices/device.js';
 import { counterTotalOf } from '../../../src/devices/digital/di.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { serveRequest } from '../../../src/modbus/slave.js';
 import type { SimulatedBoard } from '../../../src/sim/simulated-board.js';
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';

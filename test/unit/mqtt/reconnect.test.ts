@@ -4,7 +4,7 @@ import { StatePublisher } from '../../../src/api/mqtt/state-publisher.js';
 import type { MqttSink } from '../../../src/api/mqtt/sink.js';
 import { Topics } from '../../../src/api/mqtt/topics.js';
 import type { Device } from '../../../src/devices/device.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { writeDevice } from '../../../src/registry/write.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { startGateway } from '../../helpers/mqtt-gateway.js';

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { startMqtt } from '../../../src/api/mqtt/bridge.js';
 import { CLOSE_BOUND_MS } from '../../../src/api/mqtt/close-client.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { STILL_BOARD, startGate } from '../../helpers/in-process.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { Observer } from '../../helpers/mqtt-observer.js';

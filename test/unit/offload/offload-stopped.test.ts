@@ -6,8 +6,8 @@ import { reconcileFirmwareOffload } from '../../../src/automations/offload/recon
 import { slaveOffloadDeps } from '../../../src/automations/offload/slave-deps.js';
 import { findModel } from '../../../src/boards/resolve.js';
 import { loadConfig } from '../../../src/config/load.js';
-import { createLogger } from '../../../src/log.js';
-import { buildRuntime, type Runtime } from '../../../src/runtime.js';
+import { createLogger } from '../../../src/logging/log.js';
+import { buildRuntime, type Runtime } from '../../../src/runtime/runtime.js';
 import { startSim } from '../../helpers/sim-process.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { OneWireBus } from '../../../src/onewire/bus.js';
 import type { OneWireSensor } from '../../../src/onewire/sensor.js';
 import { OwserverClient, tcpDialer } from '../../../src/owserver/client.js';

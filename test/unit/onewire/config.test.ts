@@ -6,9 +6,9 @@ import { loadConfig } from '../../../src/config/load.js';
 import { startupSummary } from '../../../src/config/summary.js';
 import { ConfigError } from '../../../src/config/errors.js';
 import { SimulatedOneWire } from '../../../src/sim/onewire.js';
-import { buildRuntime } from '../../../src/runtime.js';
+import { buildRuntime } from '../../../src/runtime/runtime.js';
 import { findModel } from '../../../src/boards/resolve.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 // The 1-Wire bus in config.yaml: EVOK's keys and defaults, ours (where

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { renderMetrics } from '../../../src/api/http/metrics.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { get, list, postForm, postJson, type Loose } from '../../helpers/http.js';
 import { startGate, until, type Gate } from '../../helpers/in-process.js';
 import { TestOwserver } from '../../helpers/owserver.js';

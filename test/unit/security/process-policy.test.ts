@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
-import { EXIT_SOFTWARE } from '../../../src/exit-codes.js';
+import { EXIT_SOFTWARE } from '../../../src/lifecycle/exit-codes.js';
 import { spawnDaemon } from '../../helpers/spawn-daemon.js';
 
 // The policy for an exception nothing caught (a bug, never a client's doing):

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { apiGuards } from '../../../src/api/access/guards.js';
 import { admitUpgrade, refuseUpgrade } from '../../../src/api/ws/guard.js';
 import type { Config } from '../../../src/config/types.js';
-import { RequestError } from '../../../src/errors.js';
+import { RequestError } from '../../../src/registry/request-error.js';
 
 // WebSocket upgrade admission: origin, token (header or ?token=), client cap.
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { startSparkplug } from '../../../src/api/sparkplug/start.js';
-import { createLogger } from '../../../src/log.js';
+import { createLogger } from '../../../src/logging/log.js';
 import { STILL_BOARD, startGate } from '../../helpers/in-process.js';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { TestOwserver } from '../../helpers/owserver.js';

@@ -1,30 +1,30 @@
 import { createServer as createListener, type Server as Listener, type Socket } from 'node:net';
-import { apiGuards } from './api/access/guards.js';
-import { requestsSeen } from './api/http/admission.js';
-import { LISTEN_BACKLOG, createHttpServer, type HttpContext } from './api/http/server.js';
-import type { MetricsSource } from './api/http/metrics.js';
-import type { MqttBridge } from './api/mqtt/bridge.js';
-import type { EdgeNode } from './api/sparkplug/edge-node.js';
-import type { ModbusServer } from './api/modbus-server/server.js';
-import { builtinPanel, preparePanel } from './api/panel/serve.js';
-import { startWebhook, type Webhook } from './api/webhook.js';
-import { attachWebSocket, type WebSocketEndpoint } from './api/ws/server.js';
+import { apiGuards } from '../api/access/guards.js';
+import { requestsSeen } from '../api/http/admission.js';
+import { LISTEN_BACKLOG, createHttpServer, type HttpContext } from '../api/http/server.js';
+import type { MetricsSource } from '../api/http/metrics.js';
+import type { MqttBridge } from '../api/mqtt/bridge.js';
+import type { EdgeNode } from '../api/sparkplug/edge-node.js';
+import type { ModbusServer } from '../api/modbus-server/server.js';
+import { builtinPanel, preparePanel } from '../api/panel/serve.js';
+import { startWebhook, type Webhook } from '../api/webhook.js';
+import { attachWebSocket, type WebSocketEndpoint } from '../api/ws/server.js';
 import { readCheckedConfig, type CheckOptions, type CheckedConfig } from './checked-config.js';
-import { ConfigError } from './config/errors.js';
-import { automationReferenceProblems } from './automations/references.js';
-import { SETTLE_MS, readWhenStable } from './config/stable-file.js';
-import { startupSummary } from './config/summary.js';
-import type { Config } from './config/types.js';
-import { RequestError } from './errors.js';
-import type { Logger } from './log.js';
+import { ConfigError } from '../config/errors.js';
+import { automationReferenceProblems } from '../automations/references.js';
+import { SETTLE_MS, readWhenStable } from '../config/stable-file.js';
+import { startupSummary } from '../config/summary.js';
+import type { Config } from '../config/types.js';
+import { RequestError } from '../registry/request-error.js';
+import type { Logger } from '../logging/log.js';
 import { buildRuntime, unitKey, type CoreReloadReport, type ReloadableRuntime } from './runtime.js';
-import { SHUTDOWN_BOUND_MS, shutDown } from './shutdown.js';
-import { TrendStore } from './trends/trend-store.js';
-import { VERSION_TEXT } from './version.js';
-import { AuditLog } from './state/audit-log.js';
-import { createTlsFront, tlsFilesStamp, type TlsFront } from './api/access/tls-front.js';
-import { DEFAULT_AUDIT_MAX_MB } from './config/defaults.js';
-import { audit, auditResult, setAuditSink, type Actor } from './registry/audit-trail.js';
+import { SHUTDOWN_BOUND_MS, shutDown } from '../lifecycle/shutdown.js';
+import { TrendStore } from '../trends/trend-store.js';
+import { VERSION_TEXT } from '../lifecycle/version.js';
+import { AuditLog } from '../state/audit-log.js';
+import { createTlsFront, tlsFilesStamp, type TlsFront } from '../api/access/tls-front.js';
+import { DEFAULT_AUDIT_MAX_MB } from '../config/defaults.js';
+import { audit, auditResult, setAuditSink, type Actor } from '../registry/audit-trail.js';
 
 // The running daemon: the runtime (buses, devices, registry) with the APIs on
 // top, and what a reload does to each part. A reload re-reads the file through
@@ -321,7 +321,7 @@ export function createService(options: ServiceOptions): Service {
       slice: (c) => c.apis.modbusServer,
       async start(next) {
         if (!next.apis.modbusServer.enabled) return;
-        const { startModbusServer } = await import('./api/modbus-server/server.js');
+        const { startModbusServer } = await import('../api/modbus-server/server.js');
         const started = await startModbusServer(next.apis.modbusServer, runtime, log);
         modbusServer = started;
         metrics.modbusServer = () => ({ stats: started.stats, connections: started.connections });
@@ -359,7 +359,7 @@ export function createService(options: ServiceOptions): Service {
   /** MQTT is loaded only when enabled, so otherwise no client library is loaded and nothing connects. */
   async function startMqttSafely(next: Config): Promise<MqttBridge | undefined> {
     try {
-      const { startMqtt } = await import('./api/mqtt/bridge.js');
+      const { startMqtt } = await import('../api/mqtt/bridge.js');
       return startMqtt({ ...runtime, config: next.apis.mqtt, log });
     } catch (error) {
       // The other APIs serve on: a broken MQTT setup (e.g. an unreadable TLS file) must not stop the controller.
@@ -371,7 +371,7 @@ export function createService(options: ServiceOptions): Service {
   /** Like MQTT: loaded only when enabled, and a broken setup leaves the other APIs serving. */
   async function startSparkplugSafely(next: Config): Promise<EdgeNode | undefined> {
     try {
-      const { startSparkplug } = await import('./api/sparkplug/start.js');
+      const { startSparkplug } = await import('../api/sparkplug/start.js');
       const node = startSparkplug(next, runtime, log);
       metrics.sparkplug = () => node.stats();
       return node;

@@ -4,14 +4,14 @@
 // go through it, so a configuration that passes the check is one the daemon
 // accepts.
 import { realpathSync } from 'node:fs';
-import { bindPolicyProblem, modbusServerBindProblem } from './api/access/bind-policy.js';
-import { isLoopbackListenAddress } from './api/access/loopback.js';
-import { loadHwDefinitionDir } from './boards/hwdef.js';
-import type { BoardModel } from './boards/model.js';
-import { expandProducts, findModel, unknownModelProblems } from './boards/resolve.js';
-import { loadConfig, type CheckProblem, type LoadOptions } from './config/load.js';
-import { controlOutputProblems, OutputCatalogue } from './config/output-references.js';
-import type { Config } from './config/types.js';
+import { bindPolicyProblem, modbusServerBindProblem } from '../api/access/bind-policy.js';
+import { isLoopbackListenAddress } from '../api/access/loopback.js';
+import { loadHwDefinitionDir } from '../boards/hwdef.js';
+import type { BoardModel } from '../boards/model.js';
+import { expandProducts, findModel, unknownModelProblems } from '../boards/resolve.js';
+import { loadConfig, type CheckProblem, type LoadOptions } from '../config/load.js';
+import { controlOutputProblems, OutputCatalogue } from '../config/output-references.js';
+import type { Config } from '../config/types.js';
 
 export interface CheckedConfig {
   config: Config;

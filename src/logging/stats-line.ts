@@ -1,4 +1,4 @@
-import type { Runtime } from './runtime.js';
+import type { Runtime } from '../runtime/runtime.js';
 
 // Counters for benchmarks and field diagnosis, written as one JSON line to
 // stderr every period when IOGATE_STATS_MS is set. A line rather than an HTTP

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Logger } from './log.js';
-import { writeGate } from './registry/write-gate.js';
+import type { Logger } from '../logging/log.js';
+import { writeGate } from '../registry/write-gate.js';
 
 // Orderly stop on SIGTERM/SIGINT: no new clients, writes already sent to a
 // slave finish and are answered, then the APIs and the buses close, all

@@ -138,6 +138,14 @@ async function main(): Promise<void> {
   const simulation = new Simulation(options.slaves, options.toggleMs);
   const units = options.slaves.map((s) => `${s.model.name}@${s.unit}`).join(', ');
   const stoppers: Array<() => unknown> = [];
+  // Before the first "serving" line: a parent that stops us as soon as it reads it gets a clean exit.
+  const shutdown = () => {
+    simulation.stop();
+    for (const stop of stoppers) void stop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', shutdown);
+  process.on('SIGINT', shutdown);
 
   if (options.control) {
     const server = controlServer(simulation.boards);
@@ -173,14 +181,6 @@ async function main(): Promise<void> {
     process.stderr.write(`serving 1-Wire ${devices.addresses.join(', ')} as owserver on tcp ${at.host}:${port}\n`);
   }
   simulation.start();
-
-  const shutdown = () => {
-    simulation.stop();
-    for (const stop of stoppers) void stop();
-    process.exit(0);
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
 }
 
 main().catch((error: Error) => {

@@ -61,10 +61,10 @@ function buildPackage(arch, spec, outFile) {
     mkdirSync(lib, { recursive: true });
     for (const name of ['iogate.js', 'iogate-sim.js']) {
       // Debian's node, not whatever `env` finds first on PATH.
-      // The daemon's line (`env -S` with the unit's memory settings, build.mjs) keeps them.
-      const text = readFileSync(join(args.bundle, name), 'utf8').replace(/^#!.*/, (line) =>
-        line === '#!/usr/bin/env node' ? '#!/usr/bin/node' : line.replace(/^(#!\/usr\/bin\/env -S .*?) node /, '$1 /usr/bin/node '),
-      );
+      // Debian's node, not whatever `env` finds first on PATH. The daemon's copy-and-run line
+      // (`env -S` with memory settings, build.mjs) is not needed here: the unit passes them, and
+      // lintian rejects `env -S` as an interpreter.
+      const text = readFileSync(join(args.bundle, name), 'utf8').replace(/^#!.*/, '#!/usr/bin/node');
       writeFileSync(join(lib, name), text, { mode: 0o755 });
     }
     const prebuilds = join(lib, 'prebuilds', spec.platform);

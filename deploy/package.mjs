@@ -60,7 +60,6 @@ function buildPackage(arch, spec, outFile) {
     const lib = join(stage, 'usr/lib/iogate');
     mkdirSync(lib, { recursive: true });
     for (const name of ['iogate.js', 'iogate-sim.js']) {
-      // Debian's node, not whatever `env` finds first on PATH.
       // Debian's node, not whatever `env` finds first on PATH. The daemon's copy-and-run line
       // (`env -S` with memory settings, build.mjs) is not needed here: the unit passes them, and
       // lintian rejects `env -S` as an interpreter.

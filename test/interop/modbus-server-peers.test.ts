@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import { startModbusServer, type ModbusServer } from '../../src/api/modbus-server/server.js';
 import { createLogger } from '../../src/logging/log.js';
 import { serveRequest } from '../../src/modbus/slave.js';
-import { startGate, stillBoardYaml, type Gate } from '../helpers/in-process.js';
+import { startGate, stillBoardYaml, until, type Gate } from '../helpers/in-process.js';
 import { pdu, registersOf } from '../helpers/raw-modbus-client.js';
 
 // iogate's Modbus TCP server against masters it did not write: mbpoll
@@ -45,6 +45,10 @@ async function mbpoll(args: string[], values: string[] = []): Promise<{ values: 
 
 test('mbpoll: FC3, FC4, FC1, FC2 read what the board holds', async () => {
   gate.board.set('holding', 1010, 1234);
+  // Block 1008.. is polled rarely: once its last read is older than max_age_ms the server asks the board.
+  const { cache } = gate.runtime.slaves[0]!;
+  const block = cache.blocks[cache.blockIndexOf('holding', 1008, 4)]!;
+  await until(() => performance.now() - block.readAt > 150, 'the block to age past max_age_ms');
   const expected = (fc: 1 | 2 | 3 | 4, address: number, count: number) => {
     const reply = serveRequest(gate.board, pdu.read(fc, address, count));
     // The Brain section has no input registers: the board answers 02, and so does the server.

@@ -16,6 +16,8 @@ export interface BrokerOptions {
   tls?: { key: Buffer; cert: Buffer };
   /** Answer each CONNECT this much later: a client torn down meanwhile gets its CONNACK late. */
   connackDelayMs?: number;
+  /** Grant a subscription only once this resolves (a retained message then arrives when the test wants it). */
+  beforeSubscribe?: (topic: string) => Promise<void>;
 }
 
 export class TestBroker {
@@ -40,13 +42,20 @@ export class TestBroker {
 
   /** Listen again (on the same port after a stop). */
   async listen(): Promise<void> {
-    const { credentials, tls, connackDelayMs = 0 } = this.options;
+    const { credentials, tls, connackDelayMs = 0, beforeSubscribe } = this.options;
     const broker = Aedes.createBroker({
       authenticate: (_client, username, password, done) => {
         this.logins.push(username);
         const accepted = !credentials || (username === credentials.username && password?.toString() === credentials.password);
         if (connackDelayMs > 0) setTimeout(() => done(null, accepted), connackDelayMs);
         else done(null, accepted);
+      },
+      authorizeSubscribe: (_client, subscription, done) => {
+        if (!beforeSubscribe) return done(null, subscription);
+        beforeSubscribe(subscription.topic).then(
+          () => done(null, subscription),
+          (error: Error) => done(error, null),
+        );
       },
     });
     const serve = (socket: Socket) => {

@@ -1,6 +1,6 @@
 import type { EdgeNode } from '../../src/api/sparkplug/edge-node.js';
 import { startSparkplug } from '../../src/api/sparkplug/start.js';
-import { createLogger } from '../../src/logging/log.js';
+import { createLogger, type Logger } from '../../src/logging/log.js';
 import { STILL_BOARD, startGate, type Gate } from './in-process.js';
 
 // The daemon's parts in the test process with the Sparkplug edge node on: a
@@ -10,7 +10,20 @@ import { STILL_BOARD, startGate, type Gate } from './in-process.js';
 export async function startEdgeGate(
   brokerUrl: string,
   edgeNodeId: string,
-  { write = false, moreServers = [], keepalive }: { write?: boolean; /** walked after brokerUrl */ moreServers?: string[]; keepalive?: number } = {},
+  {
+    write = false,
+    moreServers = [],
+    keepalive,
+    primaryHostId,
+    log = createLogger('CRITICAL'),
+  }: {
+    write?: boolean;
+    /** walked after brokerUrl */ moreServers?: string[];
+    keepalive?: number;
+    /** The node births only while this host's STATE says online. */
+    primaryHostId?: string;
+    log?: Logger;
+  } = {},
 ): Promise<{ gate: Gate; node: EdgeNode }> {
   const section = `apis:
   sparkplug:
@@ -19,7 +32,7 @@ export async function startEdgeGate(
     edge_node_id: ${edgeNodeId}
     servers:
 ${[brokerUrl, ...moreServers].map((url) => `      - url: ${url}\n`).join('')}    write: ${write}
-${keepalive === undefined ? '' : `    keepalive: ${keepalive}\n`}`;
+${keepalive === undefined ? '' : `    keepalive: ${keepalive}\n`}${primaryHostId === undefined ? '' : `    primary_host_id: ${primaryHostId}\n`}`;
   const gate = await startGate(STILL_BOARD.replace('apis:\n', section));
-  return { gate, node: startSparkplug(gate.config, gate.runtime, createLogger('CRITICAL')) };
+  return { gate, node: startSparkplug(gate.config, gate.runtime, log) };
 }

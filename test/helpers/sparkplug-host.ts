@@ -193,10 +193,11 @@ export class TahuHost {
     return gaps;
   }
 
-  async command(edgeNode: string, device: string | undefined, metrics: CommandMetric[], { raw }: { raw?: Uint8Array } = {}): Promise<void> {
+  /** `retain`: left on the broker, as a careless client might (a node must never carry it out). */
+  async command(edgeNode: string, device: string | undefined, metrics: CommandMetric[], { raw, retain = false }: { raw?: Uint8Array; retain?: boolean } = {}): Promise<void> {
     const topic = device === undefined ? `spBv1.0/${this.groupId}/NCMD/${edgeNode}` : `spBv1.0/${this.groupId}/DCMD/${edgeNode}/${device}`;
     const payload = raw ?? tahu.encodePayload({ timestamp: Date.now(), metrics: metrics as never });
-    await this.client.publishAsync(topic, Buffer.from(payload), { qos: 0 });
+    await this.client.publishAsync(topic, Buffer.from(payload), retain ? { qos: 1, retain } : { qos: 0 });
   }
 
   rebirth(edgeNode: string): Promise<void> {

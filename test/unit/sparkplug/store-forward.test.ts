@@ -112,3 +112,44 @@ test('a step of the wall clock neither drops buffered changes nor keeps them pas
   assert.deepEqual(buffer.take(10), []);
   assert.equal(buffer.dropped, 1);
 });
+
+test('buffered changes of a device that is offline at the next birth are dropped, not replayed under its alias', async () => {
+  const broker = await TestBroker.start();
+  const { gate, node } = await startEdgeGate(broker.url, 'sf-offline');
+  let host = await TahuHost.connect(broker.url, 'plant');
+  try {
+    await host.waitFor((m) => m.edgeNode === 'sf-offline' && m.type === 'DBIRTH');
+    await host.close();
+    await broker.stop();
+    await until(() => !node.stats().connected, 'the edge node to notice');
+    const input = gate.runtime.registry.find('di', '1_01')!;
+    for (const on of [true, false, true]) {
+      gate.setInput(0, on);
+      await until(() => input.full()['value'] === (on ? 1 : 0), `the input ${on ? 'on' : 'off'}`);
+    }
+    assert.ok(node.stats().bufferDepth >= 3);
+    // The board goes away before the broker comes back: device 1 is not born at the next birth.
+    gate.board.silent = true;
+    await until(() => node.model.device('1')?.online() === false, 'device 1 to be offline', 10_000);
+    const buffered = node.stats().bufferDepth;
+    const dropped = node.stats().bufferDropped;
+    await broker.listen();
+    host = await TahuHost.connect(broker.url, 'plant');
+    const birth = await host.waitFor((m) => m.edgeNode === 'sf-offline' && m.type === 'NBIRTH', 20_000);
+    await until(() => node.stats().bufferDepth === 0, 'the replay to finish', 10_000);
+    assert.equal(node.stats().bufferDropped - dropped, buffered, 'every change of the offline device dropped and counted');
+    assert.equal(node.stats().replayed, 0);
+    // The board's return births device 1, published after anything the replay sent on this connection.
+    gate.board.silent = false;
+    const dbirth = await host.waitFor((m) => m.edgeNode === 'sf-offline' && m.type === 'DBIRTH' && m.device === '1' && m.index > birth.index, 10_000);
+    const early = host.messages.filter((m) => m.edgeNode === 'sf-offline' && m.device === '1' && m.index > birth.index && m.index < dbirth.index);
+    assert.deepEqual(early.map((m) => m.topic), [], 'nothing of device 1 before its DBIRTH');
+    assert.deepEqual(host.seqGaps('sf-offline', birth.index), []);
+  } finally {
+    gate.board.silent = false;
+    await node.stop();
+    await gate.close();
+    await host.close();
+    await broker.stop();
+  }
+});

@@ -18,6 +18,8 @@ export class FaultyProxy {
   readonly delayMs = new Map<number, number>();
   /** Units whose replies arrive with a wrong function code (a protocol error). */
   readonly corrupt = new Set<number>();
+  /** Units whose replies carry another unit id (the right transaction id): a gateway that mixes up its slaves. */
+  readonly wrongUnit = new Map<number, number>();
   /** Requests seen per unit, forwarded or not. */
   readonly heard = new Map<number, number>();
   connections = 0;
@@ -90,6 +92,11 @@ export class FaultyProxy {
         if (this.corrupt.has(unit)) {
           frame = Buffer.from(frame);
           frame[7] = 0x2b;
+        }
+        const claimed = this.wrongUnit.get(unit);
+        if (claimed !== undefined) {
+          frame = Buffer.from(frame);
+          frame[6] = claimed;
         }
         const delay = this.delayMs.get(unit);
         if (delay) setTimeout(() => client.write(frame), delay);

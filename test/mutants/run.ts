@@ -7,11 +7,13 @@ import { tempDir } from '../helpers/temp-dir.js';
 
 // Mutation check of the safety rules: every mutant in mutants.yaml breaks one
 // rule on one line; the tests it names must then fail. A mutant they do not
-// catch ("survivor") is a rule no test holds, and fails the run. Mutants are
-// applied in a copy of the tree (never the working tree, so a crash or a kill
-// cannot leave a broken rule behind), one at a time, each restored before the
-// next. A snippet that is not found exactly once fails the run too: code that
-// moved must move its mutant along, not drop out of the check unnoticed.
+// catch ("survivor") is a rule no test holds, and fails the run; so does a
+// mutant marked `open` (a rule whose test is still missing), so a gap cannot
+// hide in the list. Mutants are applied in a copy of the tree (never the
+// working tree, so a crash or a kill cannot leave a broken rule behind), one
+// at a time, each restored before the next. A snippet that is not found
+// exactly once fails the run too: code that moved must move its mutant along,
+// not drop out of the check unnoticed.
 //
 //   npm run mutants                       every mutant
 //   npm run mutants -- --only pulse-never-ends,crc-init   those mutants
@@ -36,8 +38,8 @@ interface Mutant {
   /** Set when the mutant is equivalent: the argument why; such a mutant is not run. */
   equivalent?: string;
   /**
-   * Set when the rule has no test yet that catches it: what is missing. Listed
-   * (as "open") and not run, so the gap stays visible until a test closes it.
+   * Set when the rule has no test yet that catches it: what is missing. Not
+   * run, and it fails the run like a survivor until a test closes it.
    */
   open?: string;
   /** The per-mutant deadline, seconds (default 180); a timeout counts as killed. */
@@ -255,16 +257,17 @@ async function main(): Promise<number> {
   for (const { mutant, outcome, seconds } of results) console.log(`| ${mutant.id} | ${mutant.file} | ${outcome} | ${seconds.toFixed(1)} |`);
   const count = (outcome: Outcome) => results.filter((r) => r.outcome === outcome).length;
   const survivors = results.filter((r) => r.outcome === 'survived');
+  const open = results.filter((r) => r.outcome === 'open (no test yet)');
   const failedMissing = missing.size;
   console.log(
     `\n${selected.length} mutants in ${((performance.now() - started) / 1000).toFixed(0)} s: ${count('killed')} killed, ${count('timeout (killed)')} timed out (killed), ` +
       `${survivors.length} survived, ${count('equivalent (not run)')} equivalent, ${count('open (no test yet)')} open, ${failedMissing} snippets missing`,
   );
-  for (const { mutant } of results.filter((r) => r.outcome === 'open (no test yet)')) console.log(`OPEN ${mutant.id} (${mutant.file}): ${mutant.open}`);
+  for (const { mutant } of open) console.log(`OPEN ${mutant.id} (${mutant.file}): no test catches it yet: ${mutant.open}`);
   for (const { mutant } of survivors) console.log(`SURVIVED ${mutant.id} (${mutant.file}): ${mutant.why}\n  no test in ${mutant.tests.join(' ')} fails with ${JSON.stringify(mutant.replace)}`);
-  // The plain closing line: killed mutants pass, survivors and missing snippets fail.
-  console.log(`mutants: ${count('killed') + count('timeout (killed)')} passed, ${survivors.length + failedMissing} failed`);
-  return survivors.length === 0 && failedMissing === 0 ? 0 : 1;
+  // The plain closing line: killed mutants pass; survivors, open mutants and missing snippets fail.
+  console.log(`mutants: ${count('killed') + count('timeout (killed)')} passed, ${survivors.length + open.length + failedMissing} failed`);
+  return survivors.length === 0 && open.length === 0 && failedMissing === 0 ? 0 : 1;
 }
 
 

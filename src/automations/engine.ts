@@ -593,12 +593,7 @@ export class AutomationEngine {
 
   /** `type/circuit` (EVOK's alternate type names too) or an alias. */
   private resolve(ref: string): Device | undefined {
-    const slash = ref.indexOf('/');
-    try {
-      return slash > 0 ? this.deps.registry.resolve(ref.slice(0, slash), ref.slice(slash + 1)) : this.deps.registry.byAlias(ref);
-    } catch {
-      return undefined;
-    }
+    return this.deps.registry.byName(ref);
   }
 
   private async reconcileOffload(): Promise<void> {

@@ -13,7 +13,7 @@ import { AutomationDevice, type AutomationView } from './device.js';
 import { describeAutomation } from './describe.js';
 import { NO_FIRMWARE_OFFLOAD, type FirmwareOffload, type OffloadRequest } from './offload.js';
 import { inWindow } from './schedule.js';
-import { ScheduleTimer } from './schedule-timer.js';
+import { ScheduleTimer, ScheduleWheel } from './schedule-timer.js';
 import type { Action, AutomationConfig, Condition, LocationConfig } from './types.js';
 import { effectiveZone } from './zoned-time.js';
 
@@ -123,6 +123,8 @@ export class AutomationEngine {
   /** Outputs an automation wrote lately, with the chain depth of that write (loop guard). */
   private readonly recentWrites = new Map<Device, { depth: number; at: number }>();
   private readonly clock: Clock;
+  /** One timer for every schedule, so idle schedules cost one wake a minute together. */
+  private readonly wheel: ScheduleWheel;
   private readonly offload: FirmwareOffload;
   private readonly saver: CoalescingSaver<SavedAutomations>;
   private readonly saved: SavedAutomations = { sequences: {} };
@@ -134,6 +136,7 @@ export class AutomationEngine {
 
   constructor(private readonly deps: EngineDeps) {
     this.clock = deps.clock ?? systemClock;
+    this.wheel = new ScheduleWheel(this.clock);
     this.offload = deps.offload ?? NO_FIRMWARE_OFFLOAD;
     const path = join(deps.stateDir, 'automations.json');
     const { data, warning } = readJsonState(path);
@@ -301,6 +304,7 @@ export class AutomationEngine {
             runner.nextRun = runner.schedule?.next;
             this.publish(runner);
           },
+          this.wheel,
         );
         runner.schedule.start();
         return;
@@ -593,12 +597,7 @@ export class AutomationEngine {
 
   /** `type/circuit` (EVOK's alternate type names too) or an alias. */
   private resolve(ref: string): Device | undefined {
-    const slash = ref.indexOf('/');
-    try {
-      return slash > 0 ? this.deps.registry.resolve(ref.slice(0, slash), ref.slice(slash + 1)) : this.deps.registry.byAlias(ref);
-    } catch {
-      return undefined;
-    }
+    return this.deps.registry.byName(ref);
   }
 
   private async reconcileOffload(): Promise<void> {

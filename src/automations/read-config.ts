@@ -5,6 +5,8 @@ import { ConfigSection } from '../config/section.js';
 import type { TreeNode } from '../config/yaml-tree.js';
 import { formatOrigin } from '../config/yaml-tree.js';
 import type { Action, AutomationConfig, Condition, Edge, LocationConfig, Press, QualityWanted, TimeOfDay, Trigger } from './types.js';
+import type { DeviceType } from '../devices/device.js';
+import { canonicalType } from '../registry/type-names.js';
 
 /** A pulse or a staircase of more than a day is a schedule (the control layer's bound on pulse_ms). */
 const MAX_ON_S = 86_400;
@@ -115,15 +117,23 @@ function checkShape(automation: AutomationConfig, section: ConfigSection): void 
 
 /** Whether a rule is of the shape a board's DirectSwitch can take over: one input edge → follow, inverted or toggle of one output. */
 export function offloadShapeProblem({ trigger, actions, conditions }: AutomationConfig): string | undefined {
-  const shape = 'firmware offload takes one DI and one output: when: {input: di/…} then: {output: do/… or ro/…, follow: true | inverted} or when: {input: di/…, edge: rising} then: {output: …, toggle: true}';
+  const shape = 'firmware offload takes one DI and one output (or their aliases): when: {input: di/…} then: {output: do/… or ro/…, follow: true | inverted} or when: {input: di/…, edge: rising} then: {output: …, toggle: true}';
   if (conditions.length > 0) return `${shape}; conditions cannot be offloaded`;
-  if (trigger.kind !== 'edge' || !trigger.input.startsWith('di/') || trigger.field !== 'value') return shape;
+  if (trigger.kind !== 'edge' || !namesTypeOrAlias(trigger.input, ['di']) || trigger.field !== 'value') return shape;
   const [action] = actions;
   if (actions.length !== 1 || action === undefined) return shape;
   if (action.kind !== 'follow' && action.kind !== 'toggle') return shape;
-  if (action.outputs.length !== 1 || !/^(do|ro)\//.test(action.outputs[0]!)) return shape;
+  if (action.outputs.length !== 1 || !namesTypeOrAlias(action.outputs[0]!, ['do', 'ro'])) return shape;
   if (action.kind === 'toggle' && trigger.edge !== 'rising') return `${shape} (a firmware toggle acts on the rising edge)`;
   return undefined;
+}
+
+/** `type/circuit` of one of `types` (EVOK's alternate names too), or an alias: its type is checked once resolved. */
+function namesTypeOrAlias(name: string, types: readonly DeviceType[]): boolean {
+  const slash = name.indexOf('/');
+  if (slash < 0) return true;
+  const type = canonicalType(name.slice(0, slash));
+  return type !== undefined && types.includes(type);
 }
 
 /** A key holding one mapping or a list of them, as sections. */

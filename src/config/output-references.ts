@@ -1,8 +1,9 @@
-// The outputs a configuration names (covers, interlocks, and any later section
-// that switches outputs), resolved as start-up will resolve them, but without
-// building a device or opening a bus: from the boards' models and the alias
-// file. `--check-config`, the package's switch from EVOK and a reload then
-// refuse what start-up would refuse (exit 78, which the unit does not retry).
+// The points a configuration names (the outputs of covers and interlocks, the
+// inputs and outputs of automations), resolved as start-up will resolve them,
+// but without building a device or opening a bus: from the boards' models and
+// the alias file. `--check-config`, the package's switch from EVOK and a
+// reload then refuse what start-up would refuse (exit 78, which the unit does
+// not retry). One resolver for every section, aliases included.
 import type { BoardModel, Feature } from '../boards/model.js';
 import { circuitName } from '../devices/build.js';
 import type { DeviceType } from '../devices/device.js';
@@ -24,13 +25,24 @@ export interface CatalogueDevice {
   circuit: string;
 }
 
+/** What a section needs of a point: the types it accepts, and what it says of any other. */
+export interface PointUse {
+  types: ReadonlySet<DeviceType> | 'any';
+  /** `only do, ro and led outputs can be interlocked or drive a cover` */
+  only: string;
+}
+
 /** The types the control layer switches; any other device cannot be interlocked or drive a cover. */
 const OUTPUT_TYPES: ReadonlySet<DeviceType> = new Set<DeviceType>(['do', 'ro', 'led']);
+export const CONTROLLED_OUTPUT: PointUse = { types: OUTPUT_TYPES, only: 'only do, ro and led outputs can be interlocked or drive a cover' };
 
 /** API type of the numbered devices a board feature makes (src/devices/build.ts). */
 const NUMBERED_TYPES: Readonly<Partial<Record<Feature['type'], DeviceType>>> = {
   DI: 'di', DO: 'do', RO: 'ro', LED: 'led', WD: 'watchdog', AI: 'ai', AO: 'ao', BAO: 'ao',
 };
+
+/** Types whose every device the boards' models list; any other (1-Wire sensors, raw registers) is known only once the daemon runs. */
+const LISTED_TYPES: ReadonlySet<DeviceType> = new Set<DeviceType>([...Object.values(NUMBERED_TYPES), 'modbus_slave']);
 
 const ALIAS_PREFIX = 'al_';
 
@@ -57,6 +69,7 @@ export class OutputCatalogue {
         const start = 'start_index' in feature ? feature.start_index ?? 0 : 0;
         for (let i = 0; i < feature.count; i++) catalogue.add({ type, circuit: circuitName(device.name, i + 1 + start) });
       }
+      catalogue.add({ type: 'modbus_slave', circuit: device.name });
     }
     catalogue.aliasFile = config.aliasFile;
     return catalogue;
@@ -66,8 +79,15 @@ export class OutputCatalogue {
     this.byKey.set(`${device.type}/${device.circuit}`, device);
   }
 
-  /** As the control layer resolves a name (src/control/output.ts): the output, or the problem as text. */
-  resolve(name: string): CatalogueDevice | string {
+  /**
+   * As the registry resolves a name (src/control/output.ts, the automation
+   * engine): the device, or the problem as text. A point of a type the
+   * models do not list (a 1-Wire sensor, a register) is taken as written,
+   * its type still checked. `unknownAlias: 'later'` lets an alias the file
+   * does not hold through as undefined: a section that binds late (the
+   * automations) waits for it to be given.
+   */
+  resolve(name: string, use: PointUse = CONTROLLED_OUTPUT, unknownAlias: 'refuse' | 'later' = 'refuse'): CatalogueDevice | string | undefined {
     let device: CatalogueDevice | undefined;
     const slash = name.indexOf('/');
     if (slash > 0) {
@@ -76,19 +96,31 @@ export class OutputCatalogue {
       const type = canonicalType(typeName);
       if (type === undefined) return `'${name}': '${typeName}' is not a device type`;
       device = this.byKey.get(`${type}/${circuit}`) ?? this.byAlias(circuit);
+      if (device === undefined && !LISTED_TYPES.has(type)) device = this.runtimeDevice(type, circuit);
       if (device === undefined) return `'${name}': no ${type} ${circuit} on the configured boards, nor an alias of that name`;
       if (device.type !== type) return `'${name}': '${circuit}' is a ${device.type}, not a ${type}`;
     } else {
       device = this.byAlias(name);
+      if (device === undefined && unknownAlias === 'later') return undefined;
       if (device === undefined) return `'${name}' is neither type/circuit (e.g. ro/1_01) nor a known alias`;
     }
-    if (!OUTPUT_TYPES.has(device.type)) return `'${name}' is a ${device.type}; only do, ro and led outputs can be interlocked or drive a cover`;
+    if (use.types !== 'any' && !use.types.has(device.type)) return `'${name}' is a ${device.type}; ${use.only}`;
     return device;
   }
 
   private byAlias(name: string): CatalogueDevice | undefined {
     const aliases = (this.aliases ??= this.readAliases());
     return aliases.get(name) ?? (name.startsWith(ALIAS_PREFIX) ? aliases.get(name.slice(ALIAS_PREFIX.length)) : undefined);
+  }
+
+  private readonly runtimeDevices = new Map<string, CatalogueDevice>();
+
+  /** One object per runtime-only device, so "the first alias a device gets wins" holds for them too. */
+  private runtimeDevice(type: DeviceType, circuit: string): CatalogueDevice {
+    const key = `${type}/${circuit}`;
+    let device = this.runtimeDevices.get(key);
+    if (device === undefined) this.runtimeDevices.set(key, (device = { type, circuit }));
+    return device;
   }
 
   /**
@@ -101,7 +133,8 @@ export class OutputCatalogue {
     const named = new Set<CatalogueDevice>();
     for (const [alias, target] of readAliasFile(this.aliasFile, { keepCopy: false }).aliases) {
       const type = canonicalType(target.devtype);
-      const device = type === undefined ? undefined : this.byKey.get(`${type}/${target.circuit}`);
+      // A sensor's or register's alias names a device the daemon finds once it runs.
+      const device = type === undefined ? undefined : this.byKey.get(`${type}/${target.circuit}`) ?? (LISTED_TYPES.has(type) ? undefined : this.runtimeDevice(type, target.circuit));
       if (device === undefined || named.has(device) || validateAlias(alias) !== undefined) continue;
       named.add(device);
       aliases.set(alias, device);
@@ -122,6 +155,7 @@ export function resolveOutputReferences(
   const problems: string[] = [];
   const outputs = references.map(({ name, where }) => {
     const found = catalogue.resolve(name);
+    if (found === undefined) return undefined;
     if (typeof found === 'string') {
       problems.push(`${where}: ${found}`);
       return undefined;

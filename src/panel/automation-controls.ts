@@ -35,7 +35,7 @@ export function buildAutomationControls(device: Device, run: (fields: Record<str
     const name = deviceLabel(state);
     setText(toggle, state.enabled ? 'Disable' : 'Enable');
     setAttr(toggle, 'aria-label', `${state.enabled ? 'Disable' : 'Enable'} ${name}`);
-    setAttr(now, 'aria-label', `Run ${name} now`);
+    setAttr(now, 'aria-label', `Run now: ${name}`);
     setText(about, `${typeof state.description === 'string' ? state.description : ''}${typeof state.last_result === 'string' ? ` — ${state.last_result}` : ''}`);
   });
   return root;

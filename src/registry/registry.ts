@@ -87,6 +87,16 @@ export class Registry {
     return device;
   }
 
+  /** A point as the configuration names it: `type/circuit` (EVOK's alternate type names and `type/alias` too) or an alias; undefined if none. */
+  byName(name: string): Device | undefined {
+    const slash = name.indexOf('/');
+    try {
+      return slash > 0 ? this.resolve(name.slice(0, slash), name.slice(slash + 1)) : this.byAlias(name);
+    } catch {
+      return undefined;
+    }
+  }
+
   byAlias(name: string): Device | undefined {
     return this.aliases.get(name) ?? (name.startsWith(ALIAS_PREFIX) ? this.aliases.get(name.slice(ALIAS_PREFIX.length)) : undefined);
   }

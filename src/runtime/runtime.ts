@@ -308,6 +308,10 @@ export function buildRuntime(
             stateDir: offloadSettings.stateDir,
             guard: controlGuard(registry, offloadSettings.interlocks, offloadSettings.covers),
             log: (level, message) => (level === 'warn' ? log.warn(message) : log.info(message)),
+            resolve: (name) => {
+              const device = registry.byName(name);
+              return device && { type: device.type, circuit: device.circuit };
+            },
           }),
           requests,
         )),

@@ -10,7 +10,9 @@ import type { OffloadDeps } from './reconcile.js';
 // slave, so they queue on the bus with the polls and count in its statistics.
 //
 // A rule names a device as `<type> <circuit>` (`di 1_01`, `ro 2_03`; a `/` or
-// `:` may stand for the space), the type as the REST API spells it.
+// `:` may stand for the space), the type as the REST API spells it, or by an
+// alias (`hall_button`, `ro/pump`), which `resolve` turns into the device's
+// own type and circuit as the registry does for every other client.
 
 const FEATURE_TYPES: Record<string, ReadonlyArray<Feature['type']>> = { di: ['DI'], input: ['DI'], do: ['DO'], ro: ['RO'], relay: ['RO'], output: ['DO', 'RO'] };
 
@@ -20,15 +22,23 @@ export interface SlaveOffloadOptions {
   /** Why an output may not be handed to the firmware (an interlock, a cover's relay), from the control layer. */
   guard(output: string): string | undefined;
   log(level: 'info' | 'warn', message: string): void;
+  /** A name as the registry resolves it (aliases included): the device's type and circuit, or undefined. */
+  resolve?(name: string): { type: string; circuit: string } | undefined;
 }
 
 export function slaveOffloadDeps(options: SlaveOffloadOptions): OffloadDeps {
   const slaves = new Map([...options.slaves].map((slave) => [slave.name, slave]));
   const locate = (name: string): BoardPoint | undefined => {
     const match = /^(\w+)[\s/:]+(\S+)$/.exec(name.trim());
-    const types = match && FEATURE_TYPES[match[1]!.toLowerCase()];
-    if (!match || !types) return undefined;
-    const circuit = match[2]!;
+    const direct = match ? locateChannel(match[1]!, match[2]!) : undefined;
+    if (direct) return direct;
+    // Not a board's channel as written: an alias, alone or after the type.
+    const resolved = options.resolve?.(match ? `${match[1]}/${match[2]}` : name.trim());
+    return resolved && locateChannel(resolved.type, resolved.circuit);
+  };
+  const locateChannel = (typeName: string, circuit: string): BoardPoint | undefined => {
+    const types = FEATURE_TYPES[typeName.toLowerCase()];
+    if (!types) return undefined;
     const slave = slaves.get(circuit.slice(0, circuit.lastIndexOf('_')));
     if (!slave) return undefined;
     for (const feature of slave.model.features) {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, test } from 'node:test';
@@ -148,10 +148,40 @@ automations:
 `);
     const found = automationReferenceProblems(config, (name) => findModel(name, new Map()));
     assert.equal(found.length, 4, found.join('\n'));
-    assert.match(found[0]!, /automations\.a\.when\.input: 'di\/1_09': no such di on the configured boards/);
+    assert.match(found[0]!, /automations\.a\.when\.input: 'di\/1_09': no di 1_09 on the configured boards, nor an alias of that name/);
     assert.match(found.join('\n'), /'di\/1_02' is a di; only do, ro and led outputs can be switched here/);
     assert.match(found.join('\n'), /no cover 'door' \(covers: blind\)/);
-    assert.match(found.join('\n'), /'ro\/1_01': no such ro on the configured boards/);
+    assert.match(found.join('\n'), /'ro\/1_01': no ro 1_01 on the configured boards/);
+  });
+
+  test('aliases resolve through the alias file as for covers and interlocks; one not given yet waits for the daemon', () => {
+    writeFileSync(join(dir, 'alias.yaml'), 'version: "2.0"\naliases:\n  button: {circuit: "1_01", devtype: di}\n  lamp: {circuit: "1_02", devtype: do}\n  outside: {circuit: "28AABBCCDD000001", devtype: sensor}\n');
+    try {
+      const check = (yaml: string) => automationReferenceProblems(load(yaml).config, (name) => findModel(name, new Map()));
+      assert.deepEqual(check(`
+automations:
+  good:
+    when: {input: button, edge: rising}
+    if: {input: outside, above: 5}
+    then: [{output: al_lamp, toggle: true}, {output: do/lamp, set: off}]
+  later:
+    when: {input: not_given_yet, edge: rising}
+    then: {output: lamp, set: on}
+`), []);
+      const found = check(`
+automations:
+  bad:
+    when: {input: sensor/button, edge: rising}
+    then: [{output: button, toggle: true}, {output: outside, set: on}, {output: modbus_slave/1, set: on}]
+`);
+      assert.equal(found.length, 4, found.join('\n'));
+      assert.match(found[0]!, /when\.input: 'sensor\/button': 'button' is a di, not a sensor/);
+      assert.match(found[1]!, /then\.output: 'button' is a di; only do, ro and led outputs can be switched here/);
+      assert.match(found[2]!, /then\.output: 'outside' is a sensor; only do, ro, led and ao outputs can be set/);
+      assert.match(found[3]!, /then\.output: 'modbus_slave\/1' is a modbus_slave; only do, ro, led and ao outputs can be set/);
+    } finally {
+      rmSync(join(dir, 'alias.yaml'));
+    }
   });
 
   test('--check-config prints the sentences, and refuses an unknown reference', async () => {
@@ -164,6 +194,6 @@ automations:
     writeFileSync(bad, `${BOARD}automations:\n  x:\n    when: {input: di/1_07, edge: rising}\n    then: {output: do/1_01, set: on}\n`);
     const failed = await run(process.execPath, [BUNDLE, '--check-config', '--config', bad]).then(() => undefined, (error: { stderr: string; code: number }) => error);
     assert.ok(failed, 'refused');
-    assert.match(failed.stderr, /automations\.x\.when\.input: 'di\/1_07': no such di on the configured boards/);
+    assert.match(failed.stderr, /automations\.x\.when\.input: 'di\/1_07': no di 1_07 on the configured boards/);
   });
 });

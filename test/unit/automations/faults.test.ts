@@ -130,7 +130,7 @@ describe('reload through the service', () => {
     writeFileSync(file, text.replace('output: do/1_01, on_for_s: 0.5', 'output: do/1_09, on_for_s: 0.5'));
     const refused = await fetch(`${daemon!.baseUrl}/config/reload`, { method: 'POST' });
     assert.equal(refused.status, 400);
-    assert.match(await refused.text(), /automations\.stair\.then\.output: 'do\/1_09': no such do on the configured boards/);
+    assert.match(await refused.text(), /automations\.stair\.then\.output: 'do\/1_09': no do 1_09 on the configured boards/);
     writeFileSync(file, text.replace('on_for_s: 0.5', 'on_for_s: 0.7'));
     const applied = await fetch(`${daemon!.baseUrl}/config/reload`, { method: 'POST' });
     assert.equal(applied.status, 200, await applied.text());

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { nextRun, inWindow } from '../../../src/automations/schedule.js';
-import { ScheduleTimer, LATE_MS } from '../../../src/automations/schedule-timer.js';
+import { ScheduleTimer, ScheduleWheel, LATE_MS } from '../../../src/automations/schedule-timer.js';
 import { sunEvent } from '../../../src/automations/sun.js';
 import type { LocationConfig, Trigger } from '../../../src/automations/types.js';
 import { localTime, utcOf } from '../../../src/automations/zoned-time.js';
@@ -155,5 +155,30 @@ describe('the schedule timer under a controlled clock', () => {
     clock.advance(86_400_000);
     assert.deepEqual(fired, ['2026-07-11 07:30']);
     schedule.stop();
+  });
+
+  test('schedules on one wheel share one timer: 1,000 of them wake once a minute together, and each fires at its time', () => {
+    const clock = new FakeClock(utcOf(2026, 7, 10, 7, 0, PRAGUE));
+    const wakes: number[] = [];
+    const counting = { monotonic: () => clock.monotonic(), wall: () => clock.wall(), after: (ms: number, run: () => void) => clock.after(ms, () => (wakes.push(clock.wall()), run())) };
+    const wheel = new ScheduleWheel(counting);
+    const fired: string[] = [];
+    const schedules = Array.from({ length: 1000 }, (_, i) => {
+      const schedule = new ScheduleTimer(at(8 + (i % 2), 0), PRAGUE, PLACE, counting, () => fired.push(`${i} ${local(clock.wall())}`), () => undefined, () => undefined, wheel);
+      schedule.start();
+      return schedule;
+    });
+    clock.advance(30 * 60_000);
+    assert.equal(wakes.length, 30, 'one wake a minute for all of them');
+    clock.advance(31 * 60_000);
+    assert.equal(fired.length, 500);
+    assert.ok(fired.every((line) => line.endsWith('2026-07-10 08:00')));
+    clock.advance(60 * 60_000);
+    assert.equal(fired.length, 1000);
+    assert.equal(fired.at(-1), '999 2026-07-10 09:00');
+    assert.ok(wakes.length <= 122, `${wakes.length} wakes in two hours`);
+    for (const schedule of schedules) schedule.stop();
+    clock.advance(10 * 60_000);
+    assert.ok(wakes.length <= 123, 'no wake once all stopped');
   });
 });

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { readCheckedConfig, type CheckOptions } from './runtime/checked-config.js';
 import { automationReferenceProblems } from './automations/references.js';
 import { describeAutomation } from './automations/describe.js';
+import { certificateCheckLine } from './tls/certificate-check-line.js';
 import { ConfigError } from './config/errors.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
@@ -138,7 +139,8 @@ function main(): void {
   if (args['check-config']) {
     for (const warning of warnings) process.stderr.write(`WARNING ${warning}\n`);
     const automations = config.automations.map((automation) => `  ${describeAutomation(automation)}\n`).join('');
-    process.stdout.write(`${startupSummary(config)}\n${automations ? `Automations:\n${automations}` : ''}Configuration OK\n`);
+    const certificate = certificateCheckLine(config.apis.tls);
+    process.stdout.write(`${startupSummary(config)}\n${certificate ? `${certificate}\n` : ''}${automations ? `Automations:\n${automations}` : ''}Configuration OK\n`);
     return;
   }
   if (args['read-plan']) {

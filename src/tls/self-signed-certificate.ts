@@ -101,7 +101,8 @@ function publicKeyBits(spki: Buffer): Buffer {
   return spki.subarray(spki.length - 65);
 }
 
-function ipBytes(address: string): Buffer {
+/** An address's bytes for an iPAddress subjectAltName: 4 for IPv4, 16 for IPv6. */
+export function ipBytes(address: string): Buffer {
   if (isIP(address) === 4) return Buffer.from(address.split('.').map(Number));
   return expandIpv6(address);
 }

@@ -163,6 +163,7 @@ function readAuth(auth: ConfigSection, baseDir: string): AuthConfig {
     tokens,
     allowAnonymous: auth.boolean('allow_anonymous', false),
     loopbackAnonymous: auth.boolean('loopback_anonymous', true),
+    allowInsecureTokens: auth.boolean('allow_insecure_tokens', false),
     // Nothing listed: reads still answer `*` while there are no tokens (see createCorsPolicy).
     corsOrigins: auth.stringList('cors_origins', []),
   };

@@ -166,6 +166,8 @@ export interface AuthConfig {
   tokens: AuthToken[];
   allowAnonymous: boolean;
   loopbackAnonymous: boolean;
+  /** `allow_insecure_tokens`: accept tokens sent over plain HTTP from other machines (src/api/access/clear-credentials.ts). */
+  allowInsecureTokens: boolean;
   /**
    * Browser origins allowed by CORS, for writes from another site and for
    * WebSocket upgrades; `*` = any. Empty without tokens: reads answer `*` as

@@ -192,7 +192,7 @@ export function createService(options: ServiceOptions): Service {
         tlsApplied = tlsSlice(c);
         if (c.apis.tls === undefined) return;
         // Throws for files that do not hold a matching key and certificate: start-up fails, a reload is refused.
-        tlsFront = createTlsFront(c.apis.tls, log);
+        tlsFront = createTlsFront(c.apis.tls, log, limits);
         log.info(`HTTPS: ${c.apis.tls.selfSigned ? 'self-signed ' : ''}certificate ${c.apis.tls.cert}, SHA-256 fingerprint ${tlsFront.fingerprint}`);
       },
       stop() {

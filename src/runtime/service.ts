@@ -178,7 +178,9 @@ export function createService(options: ServiceOptions): Service {
   const tlsSlice = (c: Config) => [tlsFilesStamp(c.apis.tls), c.apis.tls?.selfSigned ? machineNames() : undefined];
   const makeSelfSignedIfNeeded = async (files: SelfSignedFiles) => {
     const { madeBecause } = await ensureSelfSigned(files, machineNames());
-    if (madeBecause !== undefined) log.warn(`HTTPS: made a new self-signed certificate (${madeBecause}); clients that pinned the old fingerprint must accept the new one`);
+    if (madeBecause === undefined) return;
+    const first = madeBecause === 'none was stored yet';
+    log.warn(`HTTPS: made a new self-signed certificate (${madeBecause})${first ? '' : '; clients that trusted the old one must be given the new one'}`);
   };
 
   const components: Component[] = [

@@ -79,6 +79,19 @@ describe('HTTPS with a self-signed certificate', () => {
     }
   });
 
+  test('--make-certificate makes it ahead of start-up and keeps it the second time; refused without self_signed', () => {
+    const { dir, file } = configFile(['state_dir: state', 'apis:', '  tls: {self_signed: true}', SIMULATED_BUS].join('\n'), 'iogate-https-self-');
+    const made = execFileSync(process.execPath, [BUNDLE, '--make-certificate', '--config', file], { encoding: 'utf8' });
+    const fingerprint = new X509Certificate(readFileSync(join(dir, 'state', 'tls', 'self-signed-cert.pem'))).fingerprint256;
+    assert.match(made, /made a new certificate \(none was stored yet\)/);
+    assert.ok(made.includes(fingerprint), made);
+    const kept = execFileSync(process.execPath, [BUNDLE, '--make-certificate', '--config', file], { encoding: 'utf8' });
+    assert.match(kept, /kept the stored certificate/);
+    assert.ok(kept.includes(fingerprint), kept);
+    const { file: plain } = configFile(SIMULATED_BUS, 'iogate-https-self-');
+    assert.throws(() => execFileSync(process.execPath, [BUNDLE, '--make-certificate', '--config', plain], { stdio: 'pipe' }), /does not ask for one/);
+  });
+
   test('self_signed together with cert and key is a configuration error', () => {
     const { file } = configFile(['apis:', '  tls: {self_signed: true, cert: a.pem, key: a.key}', SIMULATED_BUS].join('\n'), 'iogate-https-self-');
     assert.throws(() => execFileSync(process.execPath, [BUNDLE, '--check-config', '--config', file], { encoding: 'utf8', stdio: 'pipe' }), /either self_signed: true or cert and key/);

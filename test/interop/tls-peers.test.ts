@@ -8,12 +8,14 @@ import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { BUNDLE } from '../helpers/spawn-daemon.js';
 import { SIMULATED_BUS, configFile } from '../helpers/http-call.js';
+import { nginxMissing, startNginx } from '../helpers/nginx.js';
 
 // iogate's HTTPS port with a self-signed certificate, judged by tools that are
 // not Node: openssl reads and verifies the generated certificate, sslscan
 // (Debian) lists protocols and ciphers, curl trusts the certificate with
 // --cacert for a read and a token-bearing write. TLS 1.2 renegotiation is
-// tried and must be refused, the port serving on.
+// tried and must be refused, the port serving on. nginx proxies to the TLS
+// port (proxy_pass https://) and verifies the certificate by its file.
 
 const run = promisify(execFile);
 const TOKEN = 'interop-tls-token-0123456789abcdef';
@@ -98,5 +100,28 @@ describe('HTTPS against openssl, sslscan and curl', () => {
     socket.destroy();
     const again = await run('curl', ['-sS', '--cacert', certFile, `https://localhost:${port}/rest/do/1_01`]);
     assert.equal(JSON.parse(again.stdout).dev, 'do');
+  });
+
+  test('nginx in front, proxy_pass https:// with the certificate verified: reads and a token write pass', { skip: nginxMissing() }, async (t) => {
+    const nginx = await startNginx(
+      (listen) => `server {
+	listen 127.0.0.1:${listen};
+	location / {
+		proxy_pass https://127.0.0.1:${port};
+		proxy_ssl_verify on;
+		proxy_ssl_trusted_certificate ${certFile};
+		proxy_ssl_name localhost;
+		proxy_ssl_server_name on;
+		proxy_http_version 1.1;
+	}
+}
+`,
+    );
+    t.after(() => nginx.stop());
+    const read = await run('curl', ['-sS', `${nginx.baseUrl}/rest/do/1_01`]);
+    assert.equal(JSON.parse(read.stdout).dev, 'do', `${read.stdout}\n${nginx.errors()}`);
+    // nginx reaches iogate from loopback, so the token counts as local whatever the browser's link was.
+    const write = await run('curl', ['-sS', '-H', `Authorization: Bearer ${TOKEN}`, '-d', 'value=0', `${nginx.baseUrl}/rest/do/1_01`]);
+    assert.equal(JSON.parse(write.stdout).success, true, write.stdout);
   });
 });

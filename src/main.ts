@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util';
 import { readCheckedConfig, type CheckOptions } from './runtime/checked-config.js';
 import { automationReferenceProblems } from './automations/references.js';
 import { describeAutomation } from './automations/describe.js';
+import { certificateCheckLine } from './tls/certificate-check-line.js';
+import { makeCertificateNow } from './tls/make-certificate-now.js';
 import { ConfigError } from './config/errors.js';
 import { startupSummary } from './config/summary.js';
 import type { Config } from './config/types.js';
@@ -32,6 +34,7 @@ const USAGE = `iogate ${VERSION} — EVOK-compatible API daemon for Unipi PLCs
 
 Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen FILE] [--debug] [--read-plan]
        iogate --check-config [--config FILE] [...]
+       iogate --make-certificate [--config FILE]
        iogate --reload --pid PID [--config FILE] [...]
 
   -c, --config FILE   EVOK config.yaml to read (default: built-in simulated Neuron, no hardware)
@@ -49,6 +52,8 @@ Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen
                       first, send SIGHUP, wait for the daemon's verdict and print it; exit 0 when it
                       was applied, 78 when the file is invalid or the daemon refused it, 75 when no
                       verdict came within 60 s (the unit's ExecReload, so systemctl reload fails)
+      --make-certificate  with apis.tls: {self_signed: true}: make the key and certificate in state_dir
+                      now (as start-up would; kept when still good), print the fingerprint and exit
       --read-plan     print the Modbus reads the configuration's scans make (JSON) and exit
   -v, --version       print the version and exit
   -h, --help          print this help and exit
@@ -81,6 +86,7 @@ function main(): void {
         'replacing-evok': { type: 'boolean' },
         debug: { type: 'boolean', short: 'd' },
         'read-plan': { type: 'boolean' },
+        'make-certificate': { type: 'boolean' },
         version: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -138,7 +144,12 @@ function main(): void {
   if (args['check-config']) {
     for (const warning of warnings) process.stderr.write(`WARNING ${warning}\n`);
     const automations = config.automations.map((automation) => `  ${describeAutomation(automation)}\n`).join('');
-    process.stdout.write(`${startupSummary(config)}\n${automations ? `Automations:\n${automations}` : ''}Configuration OK\n`);
+    const certificate = certificateCheckLine(config.apis.tls);
+    process.stdout.write(`${startupSummary(config)}\n${certificate ? `${certificate}\n` : ''}${automations ? `Automations:\n${automations}` : ''}Configuration OK\n`);
+    return;
+  }
+  if (args['make-certificate']) {
+    makeCertificateNow(config.apis.tls);
     return;
   }
   if (args['read-plan']) {

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import type { AuditConfig, Config, QualityConfig } from './types.js';
 import { ConfigError } from './errors.js';
+import { selfSignedFiles } from '../tls/self-signed-store.js';
 import { ConfigSection } from './section.js';
 import { Findings } from './findings.js';
 import { formatOrigin, readYamlFile, readYamlText, type MapNode, type Origin, type TreeNode } from './yaml-tree.js';
@@ -123,6 +124,7 @@ function fileConfig(file: string, autogenOption: string | undefined, findings: F
     audit: readAudit(root.section('audit')),
   };
   root.warnUnknownKeys();
+  if (config.apis.tls?.selfSigned) config.apis.tls = { ...selfSignedFiles(config.stateDir), selfSigned: true };
   return config;
 }
 

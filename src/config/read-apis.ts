@@ -42,8 +42,11 @@ export function readApis(apis: ConfigSection, baseDir: string): Config['apis'] {
     const tls = apis.section('tls');
     const cert = readableFile(tls, 'cert', baseDir, true);
     const key = readableFile(tls, 'key', baseDir, true);
-    if (tls.boolean('self_signed', false)) tls.error(tls.at, 'self_signed', 'a generated certificate is not supported yet: give cert and key (PEM files)');
-    else if (cert === undefined || key === undefined) tls.error(tls.at, undefined, 'HTTPS needs both cert and key (PEM files)');
+    if (tls.boolean('self_signed', false)) {
+      if (cert !== undefined || key !== undefined) tls.error(tls.at, 'self_signed', 'give either self_signed: true or cert and key, not both');
+      // The paths are state_dir's, filled in once state_dir is known (load.ts).
+      else config.tls = { cert: '', key: '', selfSigned: true };
+    } else if (cert === undefined || key === undefined) tls.error(tls.at, undefined, 'HTTPS needs both cert and key (PEM files)');
     else config.tls = { cert, key };
     tls.warnUnknownKeys();
   } else {
@@ -160,6 +163,7 @@ function readAuth(auth: ConfigSection, baseDir: string): AuthConfig {
     tokens,
     allowAnonymous: auth.boolean('allow_anonymous', false),
     loopbackAnonymous: auth.boolean('loopback_anonymous', true),
+    allowInsecureTokens: auth.boolean('allow_insecure_tokens', false),
     // Nothing listed: reads still answer `*` while there are no tokens (see createCorsPolicy).
     corsOrigins: auth.stringList('cors_origins', []),
   };

@@ -20,9 +20,9 @@ export function startupSummary(config: Config): string {
   const host = apis.address.includes(':') ? `[${apis.address}]` : apis.address;
   lines.push(
     'APIs:',
-    `  HTTP       http://${host}:${apis.port}`,
+    `  HTTP       ${apis.tls ? 'https' : 'http'}://${host}:${apis.port}`,
     `  WebSocket  ${apis.websocket.enabled ? `on, ws://${host}:${apis.port}/ws` : 'off'}`,
-    `  Panel      ${apis.panel.enabled ? `on, http://${host}:${apis.port}/` : 'off'}`,
+    `  Panel      ${apis.panel.enabled ? `on, ${apis.tls ? 'https' : 'http'}://${host}:${apis.port}/` : 'off'}`,
     `  Webhook    ${apis.webhook.enabled ? `on, ${apis.webhook.complexEvents ? 'POST' : 'GET'} ${apis.webhook.address} for ${apis.webhook.deviceMask.join(', ')}` : 'off'}`,
     `  MQTT       ${mqttLine(config)}`,
     `  Sparkplug  ${sparkplugLine(config)}`,

@@ -166,6 +166,8 @@ export interface AuthConfig {
   tokens: AuthToken[];
   allowAnonymous: boolean;
   loopbackAnonymous: boolean;
+  /** `allow_insecure_tokens`: accept tokens sent over plain HTTP from other machines (src/api/access/clear-credentials.ts). */
+  allowInsecureTokens: boolean;
   /**
    * Browser origins allowed by CORS, for writes from another site and for
    * WebSocket upgrades; `*` = any. Empty without tokens: reads answer `*` as
@@ -238,8 +240,11 @@ export interface Config {
     limits: LimitsConfig;
     /** Host names served besides this machine's own (DNS rebinding guard); `*` = any. */
     allowedHosts: string[];
-    /** `apis.tls`: HTTPS and WSS on the same port, certificate and key from PEM files (absent = plain HTTP). */
-    tls?: { cert: string; key: string };
+    /**
+     * `apis.tls`: HTTPS and WSS on the same port, certificate and key from PEM files (absent = plain HTTP). With
+     * `self_signed: true` the files are state_dir's generated pair (src/tls/self-signed-store.ts).
+     */
+    tls?: { cert: string; key: string; selfSigned?: boolean };
   };
   buses: BusConfig[];
   oneWireBuses: OneWireBusConfig[];

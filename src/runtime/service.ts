@@ -23,6 +23,8 @@ import { TrendStore } from '../trends/trend-store.js';
 import { VERSION_TEXT } from '../lifecycle/version.js';
 import { AuditLog } from '../state/audit-log.js';
 import { createTlsFront, tlsFilesStamp, type TlsFront } from '../api/access/tls-front.js';
+import { ensureSelfSigned, type SelfSignedFiles } from '../tls/self-signed-store.js';
+import { machineNames } from '../tls/machine-names.js';
 import { DEFAULT_AUDIT_MAX_MB } from '../config/defaults.js';
 import { audit, auditResult, setAuditSink, type Actor } from '../registry/audit-trail.js';
 
@@ -172,26 +174,37 @@ export function createService(options: ServiceOptions): Service {
       });
     });
 
+  // A self-signed certificate follows the machine's names: a reload after an address was added makes a new one.
+  const tlsSlice = (c: Config) => [tlsFilesStamp(c.apis.tls), c.apis.tls?.selfSigned ? machineNames() : undefined];
+  const makeSelfSignedIfNeeded = async (files: SelfSignedFiles) => {
+    const { madeBecause } = await ensureSelfSigned(files, machineNames());
+    if (madeBecause === undefined) return;
+    const first = madeBecause === 'none was stored yet';
+    log.warn(`HTTPS: made a new self-signed certificate (${madeBecause})${first ? '' : '; clients that trusted the old one must be given the new one'}`);
+  };
+
   const components: Component[] = [
     {
       // Before the listener starts, so no connection is ever served in the clear by mistake.
       name: 'tls',
       // The running configuration's files as they were when loaded, against the files now: a renewed certificate at the same path is a change.
-      slice: (c) => (c === config ? tlsApplied : tlsFilesStamp(c.apis.tls)),
-      start(c) {
-        tlsApplied = tlsFilesStamp(c.apis.tls);
+      slice: (c) => (c === config ? tlsApplied : tlsSlice(c)),
+      async start(c) {
+        if (c.apis.tls?.selfSigned) await makeSelfSignedIfNeeded(c.apis.tls);
+        tlsApplied = tlsSlice(c);
         if (c.apis.tls === undefined) return;
         // Throws for files that do not hold a matching key and certificate: start-up fails, a reload is refused.
-        tlsFront = createTlsFront(c.apis.tls, log);
-        log.info(`HTTPS: certificate ${c.apis.tls.cert}, SHA-256 fingerprint ${tlsFront.fingerprint}`);
+        tlsFront = createTlsFront(c.apis.tls, log, limits);
+        log.info(`HTTPS: ${c.apis.tls.selfSigned ? 'self-signed ' : ''}certificate ${c.apis.tls.cert}, SHA-256 fingerprint ${tlsFront.fingerprint}`);
       },
       stop() {
         tlsFront = undefined;
       },
-      update(c) {
+      async update(c) {
         if (c.apis.tls === undefined || tlsFront === undefined) return false;
+        if (c.apis.tls.selfSigned) await makeSelfSignedIfNeeded(c.apis.tls);
         tlsFront.renew(c.apis.tls);
-        tlsApplied = tlsFilesStamp(c.apis.tls);
+        tlsApplied = tlsSlice(c);
         log.warn(`reload: HTTPS certificate renewed from ${c.apis.tls.cert}, SHA-256 fingerprint ${tlsFront.fingerprint}`);
         return true;
       },

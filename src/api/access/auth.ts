@@ -3,6 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AuthConfig } from '../../config/types.js';
 import { RequestError } from '../../registry/request-error.js';
 import { isLoopbackAddress } from './loopback.js';
+import { credentialsInClear } from './clear-credentials.js';
 import type { Actor } from '../../registry/audit-trail.js';
 
 // Who may do what. Every interface (REST, JSON, bulk, RPC, WebSocket,
@@ -64,6 +65,8 @@ export function createAuthorizer(config: AuthConfig, originAllowed: (origin: str
     const presented = presentedToken(req, options?.allowQueryToken === true);
     if (presented === undefined) return anonymousGrant(req);
     if (presented === '') return { scope: 'none', error: unauthorized('malformed Authorization header: expected "Bearer <token>"') };
+    const inClear = credentialsInClear(req, config.allowInsecureTokens);
+    if (inClear !== undefined) return { scope: 'none', error: inClear };
     const digest = digestOf(presented);
     let match: KnownToken | undefined;
     // No early exit: every request costs the same whichever token (if any) matches.

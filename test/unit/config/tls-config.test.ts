@@ -22,12 +22,17 @@ test('cert and key are resolved against the config folder', () => {
   assert.deepEqual(run().config.apis.tls, { cert: join(dir, 'c.pem'), key: join(dir, 'k.pem') });
 });
 
-test('a missing file, a missing key or self_signed are configuration errors naming apis.tls', () => {
-  for (const apis of ['  tls: {cert: nowhere.pem, key: nowhere.key}', '  tls: {cert: c.pem}', '  tls: {self_signed: true}']) {
+test('a missing file, a missing key, or self_signed beside cert and key are configuration errors naming apis.tls', () => {
+  for (const apis of ['  tls: {cert: nowhere.pem, key: nowhere.key}', '  tls: {cert: c.pem}', '  tls: {self_signed: true, cert: c.pem}']) {
     const { dir, run } = load(apis);
     writeFileSync(join(dir, 'c.pem'), 'x');
     assert.throws(run, (error: unknown) => error instanceof ConfigError && /apis\.tls/.test(error.message), apis);
   }
+});
+
+test("self_signed: true serves state_dir's generated pair", () => {
+  const { dir, run } = load('  tls: {self_signed: true}\nstate_dir: state');
+  assert.deepEqual(run().config.apis.tls, { cert: join(dir, 'state', 'tls', 'self-signed-cert.pem'), key: join(dir, 'state', 'tls', 'self-signed-key.pem'), selfSigned: true });
 });
 
 test('audit.max_mb: 20 MB by default, 0 turns it off, a negative is refused', () => {

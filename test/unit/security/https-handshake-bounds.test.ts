@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { BUNDLE } from '../../helpers/spawn-daemon.js';
+import { SIMULATED_BUS, configFile } from '../../helpers/http-call.js';
+
+// Connections still before or in their TLS handshake are not yet HTTP's, so
+// admission cannot see them: the TLS front applies the per-address cap to
+// them itself. Silent sockets from one address beyond max_connections_per_address
+// are closed at once, while a client from another address is served.
+
+const PER_ADDRESS = 3;
+
+function silentSocket(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.2' });
+    socket.on('error', () => undefined);
+    socket.once('connect', () => resolve(socket));
+    socket.once('close', () => reject(new Error('closed before connecting')));
+  });
+}
+
+test('silent connections beyond the per-address cap are closed before any handshake; others are served', async (t) => {
+  const { dir, file } = configFile(['state_dir: state', 'apis:', '  tls: {self_signed: true}', `  limits: {max_connections_per_address: ${PER_ADDRESS}}`, SIMULATED_BUS].join('\n'), 'iogate-https-bounds-');
+  const child: ChildProcess = spawn(process.execPath, [BUNDLE, '--config', file, '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const sockets: Socket[] = [];
+  t.after(async () => {
+    for (const socket of sockets) socket.destroy();
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+  let output = '';
+  child.stderr!.setEncoding('utf8');
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stderr!.on('data', (chunk: string) => {
+      output += chunk;
+      const match = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(output);
+      if (match) resolve(Number(match[1]));
+    });
+    child.once('exit', () => reject(new Error(`daemon exited:\n${output}`)));
+  });
+
+  for (let index = 0; index < PER_ADDRESS * 2; index++) sockets.push(await silentSocket(port));
+  const closed = await Promise.all(
+    sockets.map((socket) => Promise.race([once(socket, 'close').then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 1500))])),
+  );
+  assert.equal(closed.filter(Boolean).length, PER_ADDRESS, `the ones past the cap closed at once (closed: ${closed.join(',')})`);
+  assert.deepEqual(closed.slice(0, PER_ADDRESS), [false, false, false], 'the first ones wait for their first byte');
+
+  const ca = readFileSync(join(dir, 'state', 'tls', 'self-signed-cert.pem'));
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path: '/rest/do/1_01', ca, servername: 'localhost', agent: false }, (res) => res.resume().on('end', () => resolve(res.statusCode!)));
+    req.on('error', reject);
+    req.end();
+  });
+  assert.equal(status, 200);
+});

@@ -22,6 +22,9 @@ import { SHUTDOWN_BOUND_MS, shutDown } from '../lifecycle/shutdown.js';
 import { TrendStore } from '../trends/trend-store.js';
 import { VERSION_TEXT } from '../lifecycle/version.js';
 import { AuditLog } from '../state/audit-log.js';
+import { SessionStore } from '../api/access/sessions.js';
+import { LoginThrottle } from '../api/access/login-throttle.js';
+import { join } from 'node:path';
 import { createTlsFront, tlsFilesStamp, type TlsFront } from '../api/access/tls-front.js';
 import { DEFAULT_AUDIT_MAX_MB } from '../config/defaults.js';
 import { audit, auditResult, setAuditSink, type Actor } from '../registry/audit-trail.js';
@@ -104,13 +107,16 @@ export function createService(options: ServiceOptions): Service {
   };
   // It lists the registry's devices on each sample, so devices a reload adds or removes are followed.
   const trends = new TrendStore(runtime.registry);
+  // Panel logins outlive reloads (a reload only ends those of changed users) and, through the state file, restarts.
+  const sessions = new SessionStore({ path: join(config.stateDir, 'sessions.json'), log: (message) => log.warn(message) });
   // Handed to the HTTP server and the WebSocket endpoint by reference: a reload assigns new guards into it.
   const ctx: HttpContext = {
     registry: runtime.registry,
     feed: runtime.feed,
     version: VERSION_TEXT,
     metrics,
-    ...apiGuards(config.apis),
+    ...apiGuards(config.apis, sessions),
+    login: { authConfig: () => config.apis.auth, sessions, throttle: new LoginThrottle(), log },
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
     log,
     trends,
@@ -220,6 +226,13 @@ export function createService(options: ServiceOptions): Service {
       },
     },
     {
+      // Only written back at a stop: the store itself lives as long as the process.
+      name: 'sessions',
+      slice: (c) => c.stateDir,
+      start: () => undefined,
+      stop: () => sessions.flush(),
+    },
+    {
       name: 'logging',
       slice: (c) => c.logging,
       start: () => undefined,
@@ -236,7 +249,11 @@ export function createService(options: ServiceOptions): Service {
         const [was, now] = [anonymousWriters(config.apis.auth), anonymousWriters(next.apis.auth)];
         // Deliberate or not (a file edited by mistake), this must not pass unnoticed.
         if (ANONYMOUS_REACH.indexOf(now) > ANONYMOUS_REACH.indexOf(was)) log.warn(`reload: requests without a token may now read and write: ${now} (before: ${was})`);
-        const fresh = apiGuards(next.apis);
+        const fresh = apiGuards(next.apis, sessions);
+        for (const name of sessions.endChangedUsers(next.apis.auth.users)) {
+          log.warn(`reload: user '${name}' was removed or their password or scope changed: their panel sessions ended`);
+          audit({ who: name, from: '', interface: 'config' }, 'auth/sessions', {}, 'ended: user removed or changed');
+        }
         if (fresh.limits.maxConnections !== limits.maxConnections || fresh.limits.maxConnectionsPerAddress !== limits.maxConnectionsPerAddress) {
           log.warn('reload: apis.limits.max_connections and max_connections_per_address take effect at the next restart');
         }

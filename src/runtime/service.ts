@@ -226,13 +226,6 @@ export function createService(options: ServiceOptions): Service {
       },
     },
     {
-      // Only written back at a stop: the store itself lives as long as the process.
-      name: 'sessions',
-      slice: (c) => c.stateDir,
-      start: () => undefined,
-      stop: () => sessions.flush(),
-    },
-    {
       name: 'logging',
       slice: (c) => c.logging,
       start: () => undefined,
@@ -539,6 +532,8 @@ export function createService(options: ServiceOptions): Service {
         { name: 'Sparkplug', run: () => sparkplug?.stop() },
         // Stops the buses and flushes aliases changed by the writes above.
         { name: 'buses and devices', run: () => runtime.stop() },
+        // Written shortly after each change anyway; this saves the last second's logins and logouts.
+        { name: 'panel sessions', run: () => sessions.flush() },
         // Last: the writes drained above are in it.
         { name: 'audit log', run: () => components.find((component) => component.name === 'audit')!.stop() },
       ];

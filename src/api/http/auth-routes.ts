@@ -76,7 +76,8 @@ async function login(ctx: AuthRouteContext, req: IncomingMessage, res: ServerRes
   if (!ok || current === undefined || current.passwordHash !== user?.passwordHash) {
     ctx.throttle.failed(from, name);
     ctx.log?.warn(`login failed for user '${actor.who}' from ${from}`);
-    auditRefusal(actor, 'auth/login', 'refused: 401 wrong user name or password');
+    // Every checked failure is kept: the throttle above already bounds how many there can be.
+    audit(actor, 'auth/login', {}, 'refused: 401 wrong user name or password');
     throw new RequestError(401, 'Unauthorized', 'wrong user name or password');
   }
   ctx.throttle.succeeded(from, name);

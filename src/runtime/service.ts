@@ -550,7 +550,7 @@ const SERVICE_MANAGER: Actor = { who: 'service manager', from: '', interface: 's
 const ANONYMOUS_REACH = ['nobody', 'loopback clients', 'every client that reaches the listener'] as const;
 
 function anonymousWriters(auth: Config['apis']['auth']): (typeof ANONYMOUS_REACH)[number] {
-  if (auth.tokens.length === 0 || auth.allowAnonymous) return ANONYMOUS_REACH[2];
+  if ((auth.tokens.length === 0 && auth.users.length === 0) || auth.allowAnonymous) return ANONYMOUS_REACH[2];
   return auth.loopbackAnonymous ? ANONYMOUS_REACH[1] : ANONYMOUS_REACH[0];
 }
 

@@ -589,6 +589,8 @@ async function fetchTrends(): Promise<void> {
 
 void sessionInfo().then(async (info) => {
   applySession(info);
+  // Nothing may be read yet: ask for the login first rather than be refused (and audited) once more.
+  if (info.users && info.scope === null && !token()) return askLogin('');
   start(await load());
 });
 startSparkplugStatus($<HTMLElement>('sparkplug'));

@@ -116,7 +116,7 @@ export function createService(options: ServiceOptions): Service {
     version: VERSION_TEXT,
     metrics,
     ...apiGuards(config.apis, sessions),
-    login: { authConfig: () => config.apis.auth, sessions, throttle: new LoginThrottle(), log },
+    login: { authConfig: () => config.apis.auth, sessions, throttle: new LoginThrottle(), log, sessionEnded: () => ws?.recheckAccess('the session was logged out') },
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
     log,
     trends,

@@ -25,6 +25,8 @@ export interface AuthRouteContext {
   readonly sessions: SessionStore;
   readonly throttle: LoginThrottle;
   readonly log?: Logger;
+  /** Called after a logout, so WebSocket clients admitted with that session are closed too. */
+  readonly sessionEnded?: () => void;
 }
 
 let loginsInFlight = 0;
@@ -96,6 +98,7 @@ function logout(ctx: AuthRouteContext, req: IncomingMessage, res: ServerResponse
   const ended = id !== undefined && ctx.sessions.end(id);
   // Cleared either way, so a browser holding an ended session forgets it.
   res.setHeader('Set-Cookie', cookie('', 0, secure));
+  if (ended) ctx.sessionEnded?.();
   if (ended) audit({ who: grant.scope !== 'none' && grant.name !== undefined ? grant.name : 'unknown', from: req.socket.remoteAddress ?? '', interface: 'http' }, 'auth/logout', {}, 'ok');
   sendSuccess(res, { loggedOut: ended });
 }

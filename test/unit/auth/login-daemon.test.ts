@@ -3,7 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { join } from 'node:path';
+import { once } from 'node:events';
 import { after, before, describe, test } from 'node:test';
+import WebSocket from 'ws';
 import { hashPassword } from '../../../src/api/access/password-hash.js';
 import { BUNDLE, spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 import { FORM, SIMULATED_BUS, bearer, configFile, httpCall } from '../../helpers/http-call.js';
@@ -22,6 +24,7 @@ const VERA = hashPassword('vera-pass', { n: 1024 });
 function configText(bobScope: string): string {
   return [
     'apis:',
+    '  websocket: {enabled: true}',
     '  auth:',
     '    loopback_anonymous: false',
     '    cors_origins: [http://listed.example]',
@@ -95,6 +98,22 @@ describe('panel users', () => {
     assert.equal(out.status, 200);
     assert.match(String(out.headers['set-cookie']), /^iogate_session=; .*Max-Age=0/);
     assert.equal((await call(daemon.baseUrl, '/rest/do/1_01', { headers: { Cookie: cookie } })).status, 401);
+  });
+
+  test('the session opens the WebSocket, and logging out closes it', async () => {
+    const cookie = cookieOf(await login('bob', 'bob-pass', '127.0.0.9'));
+    const socket = new WebSocket(`${daemon.baseUrl.replace('http', 'ws')}/ws`, { headers: { Cookie: cookie } });
+    await once(socket, 'open');
+    const closed = once(socket, 'close');
+    await call(daemon.baseUrl, '/auth/logout', { method: 'POST', headers: { Cookie: cookie } });
+    const [code, reason] = (await closed) as [number, Buffer];
+    assert.equal(code, 1008);
+    assert.equal(String(reason), 'the session was logged out');
+    const refused = new WebSocket(`${daemon.baseUrl.replace('http', 'ws')}/ws`, { headers: { Cookie: cookie } });
+    const [, response] = (await once(refused, 'unexpected-response')) as [unknown, { statusCode: number }];
+    assert.equal(response.statusCode, 401);
+    refused.on('error', () => undefined);
+    refused.terminate();
   });
 
   test('JSON logins work too; a read user may not write; an admin reads the audit log', async () => {

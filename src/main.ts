@@ -26,6 +26,8 @@ import { VERSION, VERSION_TEXT } from './lifecycle/version.js';
 // Command-line entry of the daemon.
 
 /** A reload waits for a file still being written and for one in progress: generous. */
+import { hashPasswordCommand } from './lifecycle/hash-password-command.js';
+
 const RELOAD_ANSWER_BOUND_MS = 60_000;
 /** Long enough for the first scans, the 1-Wire discovery and the listeners. */
 const STARTUP_SETTLED_MS = 5_000;
@@ -36,6 +38,7 @@ Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen
        iogate --check-config [--config FILE] [...]
        iogate --make-certificate [--config FILE]
        iogate --reload --pid PID [--config FILE] [...]
+       iogate --hash-password < password
 
   -c, --config FILE   EVOK config.yaml to read (default: built-in simulated Neuron, no hardware)
   -p, --port N        HTTP/WebSocket port (overrides apis.port; default 8080)
@@ -54,6 +57,8 @@ Usage: iogate [--config FILE] [--port N] [--address A] [--hw-dir DIR] [--autogen
                       verdict came within 60 s (the unit's ExecReload, so systemctl reload fails)
       --make-certificate  with apis.tls: {self_signed: true}: make the key and certificate in state_dir
                       now (as start-up would; kept when still good), print the fingerprint and exit
+      --hash-password read a password on standard input (not echoed on a terminal) and print its
+                      scrypt hash for apis.auth.users' password_hash
       --read-plan     print the Modbus reads the configuration's scans make (JSON) and exit
   -v, --version       print the version and exit
   -h, --help          print this help and exit
@@ -87,6 +92,7 @@ function main(): void {
         debug: { type: 'boolean', short: 'd' },
         'read-plan': { type: 'boolean' },
         'make-certificate': { type: 'boolean' },
+        'hash-password': { type: 'boolean' },
         version: { type: 'boolean', short: 'v' },
         help: { type: 'boolean', short: 'h' },
       },
@@ -102,6 +108,12 @@ function main(): void {
   }
   if (args.version) {
     process.stdout.write(`${VERSION_TEXT}\n`);
+    return;
+  }
+  if (args['hash-password']) {
+    void hashPasswordCommand().then((status) => {
+      process.exitCode = status;
+    });
     return;
   }
   const port = args.port === undefined ? undefined : Number(args.port);

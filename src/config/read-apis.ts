@@ -1,7 +1,8 @@
 // Reads `apis`: HTTP listener, WebSocket, webhook, MQTT, Sparkplug and access control.
 import { accessSync, constants, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { AuthConfig, AuthToken, Config, LimitsConfig, MqttConfig, WebhookConfig } from './types.js';
+import type { AuthConfig, AuthToken, AuthUser, Config, LimitsConfig, MqttConfig, WebhookConfig } from './types.js';
+import { parsePasswordHash } from '../api/access/password-hash.js';
 import { readSparkplug } from './read-sparkplug.js';
 import { readModbusServer } from './read-modbus-server.js';
 import type { ConfigSection } from './section.js';
@@ -159,16 +160,26 @@ function readAuth(auth: ConfigSection, baseDir: string): AuthConfig {
     if (tokens.some((other) => other.token === token.token)) entry.error(entry.at, undefined, 'the same token is listed twice');
     tokens.push(token);
   }
+  const users: AuthUser[] = [];
+  for (const entry of auth.sectionList('users')) {
+    const user = readUser(entry);
+    if (user === undefined) continue;
+    if (users.some((other) => other.name === user.name)) entry.error(entry.at, 'name', `the user name '${user.name}' is listed twice`);
+    users.push(user);
+  }
   const config: AuthConfig = {
     tokens,
+    users,
+    sessionIdleMs: auth.integer('session_idle_minutes', DEFAULT_SESSION_IDLE_MINUTES, 1, 7 * 24 * 60) * 60_000,
+    sessionMaxMs: auth.integer('session_max_hours', DEFAULT_SESSION_MAX_HOURS, 1, 365 * 24) * 3_600_000,
     allowAnonymous: auth.boolean('allow_anonymous', false),
     loopbackAnonymous: auth.boolean('loopback_anonymous', true),
     allowInsecureTokens: auth.boolean('allow_insecure_tokens', false),
     // Nothing listed: reads still answer `*` while there are no tokens (see createCorsPolicy).
     corsOrigins: auth.stringList('cors_origins', []),
   };
-  if (config.allowAnonymous && tokens.length > 0) {
-    auth.warn(auth.value('allow_anonymous')?.origin ?? auth.at, 'allow_anonymous', 'anyone may read and write without a token, so the tokens protect nothing');
+  if (config.allowAnonymous && (tokens.length > 0 || users.length > 0)) {
+    auth.warn(auth.value('allow_anonymous')?.origin ?? auth.at, 'allow_anonymous', 'anyone may read and write without a token or a login, so the tokens and users protect nothing');
   }
   auth.warnUnknownKeys();
   return config;
@@ -189,6 +200,29 @@ function readLimits(limits: ConfigSection): LimitsConfig {
   }
   limits.warnUnknownKeys();
   return config;
+}
+
+/** Panel sessions: half an hour idle, and a working day at most before the password is asked again. */
+const DEFAULT_SESSION_IDLE_MINUTES = 30;
+const DEFAULT_SESSION_MAX_HOURS = 12;
+
+function readUser(entry: ConfigSection): AuthUser | undefined {
+  const name = entry.requiredString('name', 'the name typed at the panel\'s login');
+  const hash = entry.requiredString('password_hash', 'the output of "iogate --hash-password"');
+  // Least privilege when the scope is left out, as for tokens.
+  const scope = entry.choice('scope', ['read', 'write', 'admin'] as const, 'read');
+  entry.warnUnknownKeys();
+  if (name === '' || hash === '') return undefined;
+  if (!/^[A-Za-z0-9._@-]{1,64}$/.test(name)) {
+    entry.error(entry.value('name')?.origin ?? entry.at, 'name', `'${name}' is not a usable user name: use 1 to 64 letters, digits, '.', '_', '@' or '-'`);
+    return undefined;
+  }
+  const parsed = parsePasswordHash(hash);
+  if (typeof parsed === 'string') {
+    entry.error(entry.value('password_hash')?.origin ?? entry.at, 'password_hash', `the password hash of user '${name}' ${parsed}`);
+    return undefined;
+  }
+  return { name, passwordHash: hash, scope };
 }
 
 function readToken(entry: ConfigSection, baseDir: string): AuthToken | undefined {

@@ -95,9 +95,10 @@ function sparkplugLine(config: Config): string {
 
 function accessLine(config: Config): string {
   const { auth } = config.apis;
-  if (auth.tokens.length === 0) return 'no tokens: anyone who can reach the listener may read and write';
+  if (auth.tokens.length === 0 && auth.users.length === 0) return 'no tokens: anyone who can reach the listener may read and write';
   const anonymous = auth.allowAnonymous ? 'anyone' : auth.loopbackAnonymous ? 'loopback only' : 'nobody';
-  return `${plural(auth.tokens.length, 'token', 'tokens')}, without a token: ${anonymous}`;
+  const users = auth.users.length === 0 ? '' : `, ${plural(auth.users.length, 'panel user', 'panel users')}`;
+  return `${plural(auth.tokens.length, 'token', 'tokens')}${users}, without a token or login: ${anonymous}`;
 }
 
 function plural(count: number, one: string, many: string): string {

@@ -162,8 +162,21 @@ export interface AuthToken {
   scope: 'read' | 'write' | 'admin';
 }
 
+/** A person who logs in to the panel (`apis.auth.users`). */
+export interface AuthUser {
+  name: string;
+  /** `scrypt$N$r$p$salt$key`, as `iogate --hash-password` prints it. */
+  passwordHash: string;
+  scope: 'read' | 'write' | 'admin';
+}
+
 export interface AuthConfig {
   tokens: AuthToken[];
+  users: AuthUser[];
+  /** A session unused this long ends. */
+  sessionIdleMs: number;
+  /** A session ends this long after its login, however busy. */
+  sessionMaxMs: number;
   allowAnonymous: boolean;
   loopbackAnonymous: boolean;
   /** `allow_insecure_tokens`: accept tokens sent over plain HTTP from other machines (src/api/access/clear-credentials.ts). */

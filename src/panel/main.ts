@@ -5,6 +5,8 @@ import { ONE_WIRE_BOARD, boardOf, typeName } from './labels.js';
 import { startLiveFeed, type LinkState } from './live.js';
 import { drawChart, extent, loadTrends, svgElement } from './trends.js';
 import { startSparkplugStatus } from './sparkplug-status.js';
+import { logIn, logOut, sessionInfo, type SessionInfo } from './session.js';
+import { refreshAudit } from './audit-view.js';
 
 // The control panel: every device of every board, grouped by board and type,
 // kept live over /ws. The list is built once; pushes are collected per device
@@ -23,6 +25,14 @@ const tokenDialog = $<HTMLDialogElement>('token-dialog');
 const tokenInput = $<HTMLInputElement>('token-input');
 const tokenError = $<HTMLElement>('token-error');
 const tokenButton = $<HTMLButtonElement>('token-button');
+const loginDialog = $<HTMLDialogElement>('login-dialog');
+const loginUser = $<HTMLInputElement>('login-user');
+const loginPassword = $<HTMLInputElement>('login-password');
+const loginError = $<HTMLElement>('login-error');
+const who = $<HTMLElement>('who');
+const logoutButton = $<HTMLButtonElement>('logout-button');
+const auditButton = $<HTMLButtonElement>('audit-button');
+const auditSection = $<HTMLElement>('audit');
 const trendDialog = $<HTMLDialogElement>('trend-dialog');
 const trendTitle = $<HTMLElement>('trend-title');
 const trendRange = $<HTMLElement>('trend-range');
@@ -382,7 +392,33 @@ function showNotice(message: string): void {
   notice.hidden = message === '';
 }
 
+/** Whether the controller has panel users: then a refusal asks for a login rather than a token. */
+let usersConfigured = false;
+
+function applySession(info: SessionInfo): void {
+  usersConfigured = info.users;
+  who.hidden = info.user === null;
+  setText(who, info.user === null ? '' : `${info.user} (${info.scope ?? ''})`);
+  logoutButton.hidden = info.user === null;
+  auditButton.hidden = info.scope !== 'admin' || !info.users;
+  if (auditButton.hidden) showAudit(false);
+}
+
+function showAudit(open: boolean): void {
+  auditSection.hidden = !open;
+  auditButton.setAttribute('aria-expanded', String(open));
+  if (open) void refreshAudit($<HTMLElement>('audit-rows'), $<HTMLElement>('audit-status'));
+}
+
+function askLogin(message: string): void {
+  setText(loginError, message);
+  if (!loginDialog.open) loginDialog.showModal();
+  loginUser.focus();
+}
+
 function askToken(message: string): void {
+  // A person logs in; the token prompt stays for controllers with tokens only.
+  if (usersConfigured && !token()) return askLogin(loginDialog.open ? message : '');
   setText(tokenError, token() ? message : '');
   // Stays in the header, so a dismissed prompt can be opened again.
   tokenButton.hidden = false;
@@ -502,6 +538,22 @@ tokenDialog.addEventListener('close', () => {
 });
 
 tokenButton.addEventListener('click', () => askToken(''));
+
+$<HTMLFormElement>('login-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  void logIn(loginUser.value.trim(), loginPassword.value).then(async (refused) => {
+    loginPassword.value = '';
+    if (refused !== undefined) return askLogin(refused);
+    loginDialog.close();
+    applySession(await sessionInfo());
+    start(await load());
+  });
+});
+// Without a login there is nothing to show; Escape leaves the page empty with a hint.
+loginDialog.addEventListener('cancel', () => showNotice('This controller needs a login: reload the page to log in.'));
+logoutButton.addEventListener('click', () => void logOut().then(() => location.reload()));
+auditButton.addEventListener('click', () => showAudit(auditSection.hidden));
+$<HTMLButtonElement>('audit-refresh').addEventListener('click', () => showAudit(true));
 // Escape means "not now": whatever was typed is not used.
 tokenDialog.addEventListener('cancel', () => (tokenInput.value = ''));
 
@@ -535,6 +587,11 @@ async function fetchTrends(): Promise<void> {
   }
 }
 
-void load().then(start);
+void sessionInfo().then(async (info) => {
+  applySession(info);
+  // Nothing may be read yet: ask for the login first rather than be refused (and audited) once more.
+  if (info.users && info.scope === null && !token()) return askLogin('');
+  start(await load());
+});
 startSparkplugStatus($<HTMLElement>('sparkplug'));
 setInterval(() => void refreshUnpushed(), 5000);

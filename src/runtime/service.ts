@@ -22,6 +22,9 @@ import { SHUTDOWN_BOUND_MS, shutDown } from '../lifecycle/shutdown.js';
 import { TrendStore } from '../trends/trend-store.js';
 import { VERSION_TEXT } from '../lifecycle/version.js';
 import { AuditLog } from '../state/audit-log.js';
+import { SessionStore } from '../api/access/sessions.js';
+import { LoginThrottle } from '../api/access/login-throttle.js';
+import { join } from 'node:path';
 import { createTlsFront, tlsFilesStamp, type TlsFront } from '../api/access/tls-front.js';
 import { ensureSelfSigned, type SelfSignedFiles } from '../tls/self-signed-store.js';
 import { machineNames } from '../tls/machine-names.js';
@@ -106,13 +109,16 @@ export function createService(options: ServiceOptions): Service {
   };
   // It lists the registry's devices on each sample, so devices a reload adds or removes are followed.
   const trends = new TrendStore(runtime.registry);
+  // Panel logins outlive reloads (a reload only ends those of changed users) and, through the state file, restarts.
+  const sessions = new SessionStore({ path: join(config.stateDir, 'sessions.json'), log: (message) => log.warn(message) });
   // Handed to the HTTP server and the WebSocket endpoint by reference: a reload assigns new guards into it.
   const ctx: HttpContext = {
     registry: runtime.registry,
     feed: runtime.feed,
     version: VERSION_TEXT,
     metrics,
-    ...apiGuards(config.apis),
+    ...apiGuards(config.apis, sessions),
+    login: { authConfig: () => config.apis.auth, sessions, throttle: new LoginThrottle(), log, sessionEnded: () => ws?.recheckAccess('the session was logged out') },
     panel: config.apis.panel.enabled ? servedPanel() : undefined,
     log,
     trends,
@@ -249,7 +255,11 @@ export function createService(options: ServiceOptions): Service {
         const [was, now] = [anonymousWriters(config.apis.auth), anonymousWriters(next.apis.auth)];
         // Deliberate or not (a file edited by mistake), this must not pass unnoticed.
         if (ANONYMOUS_REACH.indexOf(now) > ANONYMOUS_REACH.indexOf(was)) log.warn(`reload: requests without a token may now read and write: ${now} (before: ${was})`);
-        const fresh = apiGuards(next.apis);
+        const fresh = apiGuards(next.apis, sessions);
+        for (const name of sessions.endChangedUsers(next.apis.auth.users)) {
+          log.warn(`reload: user '${name}' was removed or their password or scope changed: their panel sessions ended`);
+          audit({ who: name, from: '', interface: 'config' }, 'auth/sessions', {}, 'ended: user removed or changed');
+        }
         if (fresh.limits.maxConnections !== limits.maxConnections || fresh.limits.maxConnectionsPerAddress !== limits.maxConnectionsPerAddress) {
           log.warn('reload: apis.limits.max_connections and max_connections_per_address take effect at the next restart');
         }
@@ -535,6 +545,8 @@ export function createService(options: ServiceOptions): Service {
         { name: 'Sparkplug', run: () => sparkplug?.stop() },
         // Stops the buses and flushes aliases changed by the writes above.
         { name: 'buses and devices', run: () => runtime.stop() },
+        // Written shortly after each change anyway; this saves the last second's logins and logouts.
+        { name: 'panel sessions', run: () => sessions.flush() },
         // Last: the writes drained above are in it.
         { name: 'audit log', run: () => components.find((component) => component.name === 'audit')!.stop() },
       ];
@@ -551,7 +563,7 @@ const SERVICE_MANAGER: Actor = { who: 'service manager', from: '', interface: 's
 const ANONYMOUS_REACH = ['nobody', 'loopback clients', 'every client that reaches the listener'] as const;
 
 function anonymousWriters(auth: Config['apis']['auth']): (typeof ANONYMOUS_REACH)[number] {
-  if (auth.tokens.length === 0 || auth.allowAnonymous) return ANONYMOUS_REACH[2];
+  if ((auth.tokens.length === 0 && auth.users.length === 0) || auth.allowAnonymous) return ANONYMOUS_REACH[2];
   return auth.loopbackAnonymous ? ANONYMOUS_REACH[1] : ANONYMOUS_REACH[0];
 }
 

@@ -5,6 +5,8 @@ import { RequestError } from '../../registry/request-error.js';
 import { isLoopbackAddress } from './loopback.js';
 import { credentialsInClear } from './clear-credentials.js';
 import type { Actor } from '../../registry/audit-trail.js';
+import { sessionCookieOf, type SessionStore } from './sessions.js';
+import { sameOrigin } from './origin.js';
 
 // Who may do what. Every interface (REST, JSON, bulk, RPC, WebSocket,
 // metrics) asks the same Authorizer, so one client gets the same answer
@@ -18,13 +20,15 @@ import type { Actor } from '../../registry/audit-trail.js';
 export type Scope = 'read' | 'write' | 'admin';
 
 /** What a request may do; `none` carries the reason it was refused as a ready error. */
-export type Grant = { scope: Scope; byToken?: true; /** The token's name, for the audit log. */ name?: string } | { scope: 'none'; error: RequestError };
+export type Grant =
+  | { scope: Scope; byToken?: true; bySession?: true; /** The token's or the user's name, for the audit log. */ name?: string }
+  | { scope: 'none'; error: RequestError };
 
 /** Sent with every 401, as RFC 6750 asks, so clients know which scheme to use. */
 export const CHALLENGE_HEADERS: Readonly<Record<string, string>> = { 'WWW-Authenticate': 'Bearer realm="iogate"' };
 
 export interface Authorizer {
-  /** False when no tokens are configured: every request is granted `write`, as in EVOK. */
+  /** False when no tokens and no users are configured: every request is granted `write`, as in EVOK. */
   readonly enabled: boolean;
   /** What the request's credentials (or lack of them) allow; decided once per request. */
   scopeOf(req: IncomingMessage, options?: { allowQueryToken?: boolean }): Grant;
@@ -43,9 +47,9 @@ interface KnownToken {
  * loopback exemption is withheld from other origins, or any web page the
  * controller's own browser opens could switch outputs through it.
  */
-export function createAuthorizer(config: AuthConfig, originAllowed: (origin: string) => boolean): Authorizer {
+export function createAuthorizer(config: AuthConfig, originAllowed: (origin: string) => boolean, sessions?: SessionStore): Authorizer {
   const OPEN: Grant = { scope: 'write' };
-  if (config.tokens.length === 0) {
+  if (config.tokens.length === 0 && config.users.length === 0) {
     return { enabled: false, scopeOf: () => OPEN, authorize: () => undefined };
   }
   // Hashing first gives equal-length buffers, which timingSafeEqual needs,
@@ -58,12 +62,34 @@ export function createAuthorizer(config: AuthConfig, originAllowed: (origin: str
     if (config.loopbackAnonymous && isLoopbackAddress(req.socket.remoteAddress) && (origin === undefined || originAllowed(origin))) {
       return OPEN;
     }
-    return { scope: 'none', error: unauthorized('this API needs a token: send "Authorization: Bearer <token>"') };
+    return { scope: 'none', error: unauthorized('this API needs a token (send "Authorization: Bearer <token>") or a login at the panel') };
+  };
+
+  // A panel login. The cookie is a browser's credential, so it counts only
+  // on requests from the panel's own site: SameSite=Strict keeps browsers
+  // from sending it cross-site, and this refuses it when another page (or a
+  // script holding a stolen cookie) names another origin anyway, whatever
+  // cors_origins lists.
+  const sessionGrant = (req: IncomingMessage, id: string): Grant | undefined => {
+    const times = { idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs };
+    const user = sessions?.lookup(id, config.users, times);
+    if (user === undefined) return undefined;
+    const inClear = credentialsInClear(req, config.allowInsecureTokens, 'a session cookie');
+    if (inClear !== undefined) return { scope: 'none', error: inClear };
+    const origin = req.headers.origin;
+    if (origin !== undefined && !sameOrigin(origin, req.headers.host)) {
+      return { scope: 'none', error: new RequestError(403, 'Forbidden', `a panel login is accepted only from the panel's own site, not from ${origin}`) };
+    }
+    return { scope: user.scope, bySession: true, name: user.name };
   };
 
   const scopeOf = (req: IncomingMessage, options?: { allowQueryToken?: boolean }): Grant => {
     const presented = presentedToken(req, options?.allowQueryToken === true);
-    if (presented === undefined) return anonymousGrant(req);
+    if (presented === undefined) {
+      const cookie = sessions === undefined ? undefined : sessionCookieOf(req.headers.cookie);
+      // An unknown or ended session is no credential at all: the request is anonymous.
+      return (cookie !== undefined ? sessionGrant(req, cookie) : undefined) ?? anonymousGrant(req);
+    }
     if (presented === '') return { scope: 'none', error: unauthorized('malformed Authorization header: expected "Bearer <token>"') };
     const inClear = credentialsInClear(req, config.allowInsecureTokens);
     if (inClear !== undefined) return { scope: 'none', error: inClear };
@@ -102,9 +128,10 @@ export function authorizeAgain(guards: { readonly auth?: Authorizer }, req: Inco
 export function checkScope(grant: Grant, need: Scope): RequestError | undefined {
   if (grant.scope === 'none') return grant.error;
   if (need === 'write' && grant.scope === 'read') {
-    return new RequestError(403, 'Forbidden', 'this token may only read; writing needs a token with write scope');
+    return new RequestError(403, 'Forbidden', grant.bySession ? 'this user may only read; writing needs a user with write scope' : 'this token may only read; writing needs a token with write scope');
   }
   if (need === 'admin' && grant.scope !== 'admin') {
+    if (grant.bySession) return new RequestError(403, 'Forbidden', 'this needs a user with admin scope');
     return new RequestError(403, 'Forbidden', grant.byToken ? 'this needs a token with admin scope' : 'this needs a token with admin scope (without tokens configured: a client on this controller)');
   }
   return undefined;
@@ -138,7 +165,7 @@ function presentedToken(req: IncomingMessage, allowQueryToken: boolean): string 
 }
 
 /**
- * Who a request is, for the audit log: its token's name, or `anonymous`.
+ * Who a request is, for the audit log: its token's or user's name, or `anonymous`.
  * The authorizer was consulted before this, so a refused request never gets here.
  */
 export function requestActor(req: IncomingMessage, auth: Authorizer | undefined, iface: string, options?: { allowQueryToken?: boolean }): Actor {

@@ -8,10 +8,11 @@ import { isLoopbackListenAddress } from './loopback.js';
 /** A message explaining how to fix the configuration, or undefined when the listen address is acceptable. */
 export function bindPolicyProblem(apis: Config['apis']): string | undefined {
   const { address, auth } = apis;
-  if (isLoopbackListenAddress(address) || auth.tokens.length > 0 || auth.allowAnonymous) return undefined;
+  if (isLoopbackListenAddress(address) || auth.tokens.length > 0 || auth.users.length > 0 || auth.allowAnonymous) return undefined;
   return [
     `refusing to listen on ${address} without access control: anyone on the network could switch outputs.`,
-    'Either configure tokens (apis.auth.tokens: [{name: scada, token_file: /etc/iogate/scada.token, scope: write}]),',
+    'Either configure tokens (apis.auth.tokens: [{name: scada, token_file: /etc/iogate/scada.token, scope: write}])',
+    'or panel users (apis.auth.users, hashes from iogate --hash-password),',
     'or set apis.auth.allow_anonymous: true to accept unauthenticated clients from the network as EVOK does,',
     'or listen on 127.0.0.1 (--address 127.0.0.1) and reach iogate through a reverse proxy or SSH tunnel.',
   ].join('\n  ');

@@ -138,6 +138,7 @@ const ERROR_REPLIES = {
   '413': errorReply('Request body over 64 KiB'),
   '415': errorReply('Content type not supported'),
   '421': errorReply("The Host header does not name this machine"),
+  '429': errorReply('Too many failed logins from this address or for this user: try again after Retry-After seconds'),
   '500': errorReply('The alias file could not be written'),
   '502': errorReply('The slave answered with a Modbus exception (ModbusException)'),
   '503': errorReply('Not sent: line down, slave offline, deadline passed or queue full'),
@@ -313,6 +314,32 @@ export function openApiDocument(version: string): Schema {
             'The file is checked as at start-up; an invalid one changes nothing and answers 400 with one line per problem. A valid one is applied as a difference: unchanged buses keep polling, changed ones are rebuilt, API settings change in place. Without tokens configured only a client on the controller may reload. The body is ignored.',
           tags: ['General'],
           responses: { '200': { description: 'What happened to each part', content: json({ type: 'object', required: ['success', 'result'], properties: { success: { const: true }, result: { type: 'object' } } }) }, ...ERRORS },
+        },
+      },
+      '/auth/login': {
+        post: {
+          summary: 'Log a panel user in (apis.auth.users): sets the HttpOnly, SameSite=Strict session cookie iogate_session',
+          description: 'Failed logins are slowed per address and per user name (429 with Retry-After) and recorded in the audit log, never the password.',
+          tags: ['General'],
+          requestBody: {
+            required: true,
+            content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', required: ['user', 'password'], properties: { user: string, password: string } } }, 'application/json': { schema: { type: 'object', required: ['user', 'password'], properties: { user: string, password: string } } } },
+          },
+          responses: { '200': { description: 'Logged in', content: json({ type: 'object', properties: { success: { const: true }, result: { type: 'object', properties: { user: string, scope: string } } } }) }, ...ERRORS },
+        },
+      },
+      '/auth/logout': {
+        post: {
+          summary: 'End the session of the cookie sent, and clear the cookie',
+          tags: ['General'],
+          responses: { '200': { description: 'Logged out', content: json({ type: 'object', properties: { success: { const: true }, result: { type: 'object', properties: { loggedOut: { type: 'boolean' } } } } }) }, ...ERRORS },
+        },
+      },
+      '/auth/session': {
+        get: {
+          summary: 'Who the panel is logged in as, its scope, and whether users are configured',
+          tags: ['General'],
+          responses: { '200': { description: 'The session', content: json({ type: 'object', properties: { success: { const: true }, result: { type: 'object', properties: { user: { type: ['string', 'null'] }, scope: { type: ['string', 'null'] }, users: { type: 'boolean' } } } } }) }, ...ERRORS },
         },
       },
       '/audit': {

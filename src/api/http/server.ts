@@ -21,6 +21,7 @@ import { textEtag } from './etag.js';
 import { auditRefusal, auditResult, type Actor } from '../../registry/audit-trail.js';
 import { requestActor } from '../access/auth.js';
 import { auditQuery, type AuditReader } from './audit-route.js';
+import { handleAuthRoute, type AuthRouteContext } from './auth-routes.js';
 
 // The HTTP front door. Routing splits the path once and switches on its first
 // segment: no regular expressions on the request path.
@@ -54,6 +55,8 @@ export interface HttpContext extends DeviceRouteContext, ApiGuards {
   trends?: TrendStore;
   /** The audit log behind `GET /audit` (admin); without it the route is absent. */
   auditLog?: AuditReader;
+  /** Panel logins behind `/auth/*`; without them those routes are absent. */
+  login?: Omit<AuthRouteContext, 'auth'>;
 }
 
 let openApiText: string | undefined;
@@ -99,6 +102,8 @@ function route(ctx: HttpContext, req: IncomingMessage, res: ServerResponse, admi
   const segments = pathSegments(req.url ?? '/');
   // The page holds no data and asks for a token itself, so it needs none.
   if (segments.length === 0 && ctx.panel) return sendPanel(ctx.panel, req, res);
+  // Logging in needs no credentials; the cross-site check above already ran for its POSTs.
+  if (segments[0] === 'auth' && ctx.login) return handleAuthRoute({ ...ctx.login, auth: ctx.auth }, segments, req, res, isEncrypted(req));
   // Preflights carry no credentials by design; they reveal nothing and change nothing.
   if (ctx.auth.enabled && req.method !== 'OPTIONS') {
     const refused = ctx.auth.authorize(req, routeScope(req.method, segments[0]));
@@ -187,6 +192,11 @@ function serveAudit(ctx: HttpContext, auditLog: AuditReader, req: IncomingMessag
     (entries) => sendRead(req, res, JSON.stringify(entries)),
     (error: unknown) => sendError(res, error),
   );
+}
+
+/** True for a connection the TLS front wrapped (HTTPS, WSS). */
+function isEncrypted(req: IncomingMessage): boolean {
+  return (req.socket as { encrypted?: boolean }).encrypted === true;
 }
 
 function isRead(method: string | undefined): boolean {

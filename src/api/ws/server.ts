@@ -35,6 +35,8 @@ export interface WebSocketEndpoint {
    * New settings (message size, error replies) apply to clients that connect from now on.
    */
   settingsChanged(options: Pick<WebSocketOptions, 'errorReplies'>): number;
+  /** Judges every client's upgrade request again (a panel session ended); closes with 1008 those no longer admitted as they were. */
+  recheckAccess(reason: string): number;
   /** Says goodbye (1001 Going Away) to every client; resolves when all are gone. */
   close(): Promise<void>;
 }
@@ -117,24 +119,29 @@ export function attachWebSocket(
   }, heartbeatMs);
   heartbeat.unref();
 
+  const recheckAccess = (reason: string): number => {
+    let closed = 0;
+    for (const client of clients) {
+      const req = upgrades.get(client);
+      if (req === undefined) continue;
+      // As at the upgrade (host, origin, token), leaving out the client count, which this client is part of.
+      const decision = admitUpgrade(req, guards, 0);
+      const still = decision.admitted && (client.scope === 'read' || decision.scope !== 'read');
+      if (still) continue;
+      closed++;
+      client.socket.close(1008, reason);
+    }
+    return closed;
+  };
+
   return {
     clients,
     settingsChanged(options) {
       defaultErrorReplies = options.errorReplies ?? false;
       wss.options.maxPayload = guards.limits.maxWebSocketMessageBytes;
-      let closed = 0;
-      for (const client of clients) {
-        const req = upgrades.get(client);
-        if (req === undefined) continue;
-        // As at the upgrade (host, origin, token), leaving out the client count, which this client is part of.
-        const decision = admitUpgrade(req, guards, 0);
-        const still = decision.admitted && (client.scope === 'read' || decision.scope !== 'read');
-        if (still) continue;
-        closed++;
-        client.socket.close(1008, 'access revoked by a configuration reload');
-      }
-      return closed;
+      return recheckAccess('access revoked by a configuration reload');
     },
+    recheckAccess,
     async close() {
       clearInterval(heartbeat);
       unsubscribe();

@@ -64,7 +64,7 @@ test('an empty file gives EVOK defaults, loopback address and the EVOK alias pat
   assert.equal(config.apis.mqtt.retain, true);
   assert.equal(config.apis.mqtt.tls, undefined);
   assert.deepEqual(config.apis.mqtt.homeassistant, { enabled: false, discoveryPrefix: 'homeassistant' });
-  assert.deepEqual(config.apis.auth, { tokens: [], allowAnonymous: false, loopbackAnonymous: true, allowInsecureTokens: false, corsOrigins: [] });
+  assert.deepEqual(config.apis.auth, { tokens: [], users: [], sessionIdleMs: 30 * 60_000, sessionMaxMs: 12 * 3_600_000, allowAnonymous: false, loopbackAnonymous: true, allowInsecureTokens: false, corsOrigins: [] });
   assert.equal(config.aliasFile, '/var/lib/evok/alias.yaml');
 });
 

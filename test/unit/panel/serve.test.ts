@@ -110,7 +110,7 @@ test('with tokens the page itself loads without one (it holds no data); the API 
 describe('WebSocket admission of the panel\'s own page', () => {
   const limits = { maxConnections: 256, maxWebSocketClients: 8, maxWebSocketMessageBytes: 65536, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
   const guards = apiGuards({
-    auth: { tokens: [{ name: 'panel', token: TOKEN, scope: 'read' }], allowAnonymous: false, loopbackAnonymous: true, allowInsecureTokens: false, corsOrigins: [] },
+    auth: { tokens: [{ name: 'panel', token: TOKEN, scope: 'read' }], users: [], sessionIdleMs: 1_800_000, sessionMaxMs: 43_200_000, allowAnonymous: false, loopbackAnonymous: true, allowInsecureTokens: false, corsOrigins: [] },
     limits,
     // The page's own name must pass the Host check (DNS rebinding) first.
     allowedHosts: ['plc.lan'],

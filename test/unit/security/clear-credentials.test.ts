@@ -12,7 +12,7 @@ import type { AuthConfig } from '../../../src/config/types.js';
 const TOKEN = 'a-long-enough-secret-token-value';
 
 function authorizer(allowInsecureTokens: boolean) {
-  const config: AuthConfig = { tokens: [{ name: 'scada', token: TOKEN, scope: 'write' }], allowAnonymous: false, loopbackAnonymous: true, allowInsecureTokens, corsOrigins: [] };
+  const config: AuthConfig = { tokens: [{ name: 'scada', token: TOKEN, scope: 'write' }], allowAnonymous: false, loopbackAnonymous: true, allowInsecureTokens, corsOrigins: [], users: [], sessionIdleMs: 1_800_000, sessionMaxMs: 43_200_000 };
   return createAuthorizer(config, () => false);
 }
 

@@ -12,7 +12,7 @@ import { RequestError } from '../../../src/registry/request-error.js';
 const LIMITS = { maxConnections: 256, maxWebSocketClients: 2, maxWebSocketMessageBytes: 65536, headersTimeoutMs: 10_000, requestTimeoutMs: 30_000 };
 
 function guards(auth: Partial<Config['apis']['auth']>) {
-  const full = { tokens: [], allowAnonymous: false, loopbackAnonymous: true, allowInsecureTokens: true, corsOrigins: [], ...auth };
+  const full = { tokens: [], users: [], sessionIdleMs: 1_800_000, sessionMaxMs: 43_200_000, allowAnonymous: false, loopbackAnonymous: true, allowInsecureTokens: true, corsOrigins: [], ...auth };
   return apiGuards({ auth: full, limits: LIMITS, allowedHosts: [] } as unknown as Config['apis']);
 }
 

@@ -74,7 +74,8 @@ export function connectFailureReason(error: Error & { code?: unknown }): Connect
 
 /** The log phrase for a reason, followed by the error's own text. */
 export function describeConnectFailure(reason: ConnectFailureReason, error: Error): string {
-  return `${PHRASES[reason]} [${reason}]: ${error.message}`;
+  // OpenSSL's messages end in a newline: one log line each.
+  return `${PHRASES[reason]} [${reason}]: ${error.message.replace(/\s+/g, ' ').trim()}`;
 }
 
 export function countFailure(counts: ConnectFailureCounts, reason: ConnectFailureReason): void {

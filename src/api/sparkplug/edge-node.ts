@@ -253,6 +253,9 @@ export class EdgeNode {
       }
       const reason = connectFailureReason(error);
       countFailure(this.connectFailures, reason);
+      // A TLS or login failure has a known cause: the close that follows is not an MQTT 5 refusal to retry in 3.1.1.
+      // (A reset or a plain close stays a candidate: some 3.1.1-only brokers drop an MQTT 5 CONNECT so.)
+      if (!settled && !['other', 'unreachable', 'refused'].includes(reason)) this.neverReached = true;
       // Per server and cause: a new cause is logged at once, a repeated one at most once a minute.
       this.quiet.note(`server-${index}-${reason}`, `Sparkplug: ${server.url}: ${describeConnectFailure(reason, error)}; trying the next server`);
     });

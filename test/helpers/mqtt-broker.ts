@@ -16,6 +16,8 @@ export interface BrokerOptions {
   tls?: { key: Buffer; cert: Buffer };
   /** Answer each CONNECT this much later: a client torn down meanwhile gets its CONNACK late. */
   connackDelayMs?: number;
+  /** Refuse (SUBACK 0x80) subscriptions whose filter this returns true for, as a broker's ACL does. */
+  denySubscribe?: (filter: string) => boolean;
 }
 
 export class TestBroker {
@@ -25,6 +27,8 @@ export class TestBroker {
   port = 0;
   /** User names of the clients that connected, in order. */
   readonly logins: Array<string | undefined> = [];
+  /** Subscription filters granted, in order. */
+  readonly granted: string[] = [];
 
   private constructor(private readonly options: BrokerOptions) {}
 
@@ -40,13 +44,18 @@ export class TestBroker {
 
   /** Listen again (on the same port after a stop). */
   async listen(): Promise<void> {
-    const { credentials, tls, connackDelayMs = 0 } = this.options;
+    const { credentials, tls, connackDelayMs = 0, denySubscribe } = this.options;
     const broker = Aedes.createBroker({
       authenticate: (_client, username, password, done) => {
         this.logins.push(username);
         const accepted = !credentials || (username === credentials.username && password?.toString() === credentials.password);
         if (connackDelayMs > 0) setTimeout(() => done(null, accepted), connackDelayMs);
         else done(null, accepted);
+      },
+      authorizeSubscribe: (_client, subscription, done) => {
+        const denied = denySubscribe?.(subscription.topic) === true;
+        if (!denied) this.granted.push(subscription.topic);
+        done(null, denied ? null : subscription);
       },
     });
     const serve = (socket: Socket) => {

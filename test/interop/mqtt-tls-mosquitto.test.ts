@@ -188,7 +188,7 @@ test('an ACL that denies the command topics: Mosquitto grants the subscription b
   // Mosquitto 2.0's acl_file answers a denied SUBSCRIBE with a success code and
   // filters what it delivers, so iogate cannot see the denial (docs/mqtt.md).
   // A broker that refuses in its SUBACK gets a logged, counted and retried
-  // subscription (test/unit/mqtt/subscribe-denied.test.ts).
+  // subscription (test/unit/mqtt/broker-refusals.test.ts).
   const deniedAcl = 'user plc1\ntopic deny plc1/cmd/#\ntopic write plc1/#\ntopic write homeassistant/#\n\nuser watcher\ntopic read #\ntopic write plc1/cmd/#\n';
   const strict = await Mosquitto.startWith((port) => brokerConfig(port, { server, acl: deniedAcl }), watcherArgs());
   const seen = strict.subscribe('plc1/#');

@@ -7,6 +7,7 @@ import type { Registry } from '../../registry/registry.js';
 import { Cover } from '../../control/cover.js';
 import { SlaveAvailability } from './availability.js';
 import { CommandHandler } from './command-handler.js';
+import { isSubscribeRefusal } from './connect-failure.js';
 import { OFFLINE, ONLINE, connectBroker, type MqttLinkStats } from './connection.js';
 import { DiscoveryPublisher } from './discovery.js';
 import { StatePublisher } from './state-publisher.js';
@@ -61,7 +62,7 @@ export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOpt
         subscribeDelay = FIRST_SUBSCRIBE_RETRY_MS;
         return;
       }
-      const denied = typeof (error as { code?: unknown }).code === 'number';
+      const denied = isSubscribeRefusal(error);
       if (denied) link.note('subscribe_denied');
       const why = denied ? 'the broker denied the subscription: not authorized (ACL) [subscribe_denied]' : 'failed';
       log.error(`MQTT: cannot subscribe to ${topics.commandFilter}: ${why}: ${error.message}; commands are not received; asking again in ${subscribeDelay / 1000} s`);

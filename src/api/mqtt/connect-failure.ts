@@ -81,3 +81,12 @@ export function describeConnectFailure(reason: ConnectFailureReason, error: Erro
 export function countFailure(counts: ConnectFailureCounts, reason: ConnectFailureReason): void {
   counts[reason] = (counts[reason] ?? 0) + 1;
 }
+
+/**
+ * Whether a failed subscription is the broker's refusal in its SUBACK (0x80,
+ * 0x87 …): mqtt.js reports it as "Subscribe error: …", with the code not
+ * always attached. Anything else (the connection closed meanwhile) is not.
+ */
+export function isSubscribeRefusal(error: Error & { code?: unknown }): boolean {
+  return typeof error.code === 'number' || error.message.startsWith('Subscribe error');
+}

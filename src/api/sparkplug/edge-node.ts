@@ -8,7 +8,7 @@ import type { OneWireBus } from '../../onewire/bus.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { closeClient } from '../mqtt/close-client.js';
-import { type ConnectFailureCounts, connectFailureReason, countFailure, describeConnectFailure } from '../mqtt/connect-failure.js';
+import { type ConnectFailureCounts, connectFailureReason, countFailure, describeConnectFailure, isSubscribeRefusal } from '../mqtt/connect-failure.js';
 import { BdSeqStore } from './bdseq-store.js';
 import { CommandHandler, type CommandStats } from './commands.js';
 import { bdSeqMetric, nodeBirthMetrics, uptimeMetric, type NodeProperties } from './node-metrics.js';
@@ -306,7 +306,7 @@ export class EdgeNode {
       await client.subscribeAsync([this.topics.ncmd, this.topics.dcmdFilter], { qos: 1 });
     } catch (error) {
       // A SUBACK failure code (0x80, or 0x87 "not authorized" in MQTT 5): the broker's ACL denies our topics.
-      const denied = typeof (error as { code?: unknown }).code === 'number';
+      const denied = isSubscribeRefusal(error as Error);
       if (denied) countFailure(this.connectFailures, 'subscribe_denied');
       const why = denied ? 'the broker denied the subscription: not authorized (ACL) [subscribe_denied]: ' : '';
       log.warn(`Sparkplug: cannot subscribe: ${why}${(error as Error).message}; trying the next server`);

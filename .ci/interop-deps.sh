@@ -3,11 +3,12 @@
 # (mbpoll/libmodbus, pymodbus), a serial pty pair (socat), an MQTT broker, and
 # owserver with its fake 1-Wire adapter (ow-shell: an independent owserver client),
 # promtool (prometheus) to check the /metrics exposition, and iproute2 (ip netns)
-# for the fleet's network partition.
+# for the fleet's network partition, and openssl (the CLI) to make the CA and
+# certificates of the MQTT and Sparkplug TLS tests.
 set -euo pipefail
 . "$(dirname "$0")/debian-packages.sh"
 # pymodbus imports pyserial even for its TCP server, and its async serial
 # server needs serial-asyncio: Debian lists both only as recommends, which
 # these installs skip, so they are named here.
-packages=(socat mbpoll python3-pymodbus python3-serial python3-serial-asyncio python3-jinja2 mosquitto mosquitto-clients owserver ow-shell prometheus iproute2)
+packages=(socat mbpoll python3-pymodbus python3-serial python3-serial-asyncio python3-jinja2 mosquitto mosquitto-clients owserver ow-shell prometheus iproute2 openssl)
 ensure_debian_packages "${packages[@]}"

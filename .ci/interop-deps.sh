@@ -3,7 +3,8 @@
 # (mbpoll/libmodbus, pymodbus), a serial pty pair (socat), an MQTT broker, and
 # owserver with its fake 1-Wire adapter (ow-shell: an independent owserver client),
 # promtool (prometheus) to check the /metrics exposition, and iproute2 (ip netns)
-# for the fleet's network partition, sslscan, openssl and curl for the HTTPS port.
+# for the fleet's network partition, sslscan, openssl (also the CA and
+# certificates of the MQTT and Sparkplug TLS tests) and curl for the HTTPS port.
 set -euo pipefail
 . "$(dirname "$0")/debian-packages.sh"
 # pymodbus imports pyserial even for its TCP server, and its async serial

@@ -320,10 +320,13 @@ export function createService(options: ServiceOptions): Service {
       slice: (c) => c.apis.mqtt,
       async start(next) {
         if (next.apis.mqtt.enabled) mqtt = await startMqttSafely(next);
+        const bridge = mqtt;
+        if (bridge) metrics.mqtt = () => bridge.stats();
       },
       async stop() {
         await mqtt?.stop();
         mqtt = undefined;
+        metrics.mqtt = undefined;
       },
     },
     {

@@ -28,10 +28,33 @@ async function freePort(): Promise<number> {
 export class Mosquitto {
   private broker: ChildProcess | undefined;
 
+  /** Arguments the command-line clients need besides host and port (TLS files). */
+  private clientArgs: string[] = [];
+
   private constructor(
     readonly port: number,
     private readonly confFile: string,
   ) {}
+
+  /**
+   * A broker with a config of the test's own (TLS listeners, ACLs): `configure`
+   * gets the port and returns the file's text; `clientArgs` are what
+   * mosquitto_sub and mosquitto_pub need to get in (e.g. a client certificate).
+   */
+  static async startWith(configure: (port: number) => string, clientArgs: string[] = []): Promise<Mosquitto> {
+    const port = await freePort();
+    const confFile = join(tempDir('iogate-mosquitto-'), 'mosquitto.conf');
+    writeFileSync(confFile, configure(port));
+    const mosquitto = new Mosquitto(port, confFile);
+    mosquitto.clientArgs = clientArgs;
+    await mosquitto.restart();
+    return mosquitto;
+  }
+
+  /** Replaces the config, for the next restart(). */
+  reconfigure(text: string): void {
+    writeFileSync(this.confFile, text);
+  }
 
   static async start(): Promise<Mosquitto> {
     const port = await freePort();
@@ -70,12 +93,12 @@ export class Mosquitto {
   }
 
   subscribe(filter: string | string[]): Subscriber {
-    return new Subscriber(this.port, filter);
+    return new Subscriber(this.port, filter, this.clientArgs);
   }
 
   /** What a late mosquitto_sub gets as retained message on `topic`. */
   async retainedOn(topic: string): Promise<string> {
-    const { stdout } = await run('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(this.port), '-t', topic, '--retained-only', '-C', '1', '-W', '10']);
+    const { stdout } = await run('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(this.port), ...this.clientArgs, '-t', topic, '--retained-only', '-C', '1', '-W', '10']);
     return stdout.trim();
   }
 
@@ -85,7 +108,7 @@ export class Mosquitto {
 
   /** mosquitto_pub at QoS 1 with further arguments of its own (-r, -f FILE, -n). */
   async pub(args: string[]): Promise<void> {
-    await run('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(this.port), '-q', '1', ...args], { maxBuffer: 1024 * 1024 });
+    await run('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(this.port), ...this.clientArgs, '-q', '1', ...args], { maxBuffer: 1024 * 1024 });
   }
 }
 
@@ -94,9 +117,9 @@ export class Subscriber {
   readonly lines: Array<{ topic: string; retained: boolean; payload: string }> = [];
   private readonly child: ChildProcess;
 
-  constructor(port: number, filter: string | string[]) {
+  constructor(port: number, filter: string | string[], clientArgs: string[] = []) {
     const filters = (Array.isArray(filter) ? filter : [filter]).flatMap((one) => ['-t', one]);
-    this.child = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(port), '-q', '1', ...filters, '-F', '%t\t%r\t%p'], {
+    this.child = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(port), ...clientArgs, '-q', '1', ...filters, '-F', '%t\t%r\t%p'], {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     let buffered = '';

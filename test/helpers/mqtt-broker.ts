@@ -18,6 +18,8 @@ export interface BrokerOptions {
   connackDelayMs?: number;
   /** Grant a subscription only once this resolves (a retained message then arrives when the test wants it). */
   beforeSubscribe?: (topic: string) => Promise<void>;
+  /** Refuse (SUBACK 0x80) subscriptions whose filter this returns true for, as a broker's ACL does. */
+  denySubscribe?: (filter: string) => boolean;
 }
 
 export class TestBroker {
@@ -27,6 +29,8 @@ export class TestBroker {
   port = 0;
   /** User names of the clients that connected, in order. */
   readonly logins: Array<string | undefined> = [];
+  /** Subscription filters granted, in order. */
+  readonly granted: string[] = [];
 
   private constructor(private readonly options: BrokerOptions) {}
 
@@ -42,7 +46,7 @@ export class TestBroker {
 
   /** Listen again (on the same port after a stop). */
   async listen(): Promise<void> {
-    const { credentials, tls, connackDelayMs = 0, beforeSubscribe } = this.options;
+    const { credentials, tls, connackDelayMs = 0, beforeSubscribe, denySubscribe } = this.options;
     const broker = Aedes.createBroker({
       authenticate: (_client, username, password, done) => {
         this.logins.push(username);
@@ -51,7 +55,9 @@ export class TestBroker {
         else done(null, accepted);
       },
       authorizeSubscribe: (_client, subscription, done) => {
-        if (!beforeSubscribe) return done(null, subscription);
+        const denied = denySubscribe?.(subscription.topic) === true;
+        if (!denied) this.granted.push(subscription.topic);
+        if (denied || !beforeSubscribe) return done(null, denied ? null : subscription);
         beforeSubscribe(subscription.topic).then(
           () => done(null, subscription),
           (error: Error) => done(error, null),

@@ -5,6 +5,8 @@ import type { Quality } from '../../devices/quality/point-meta.js';
 import type { ModbusBus, TransactionCounters } from '../../modbus/bus.js';
 import type { OneWireBus } from '../../onewire/bus.js';
 import type { EdgeNodeStats } from '../sparkplug/edge-node.js';
+import type { MqttLinkStats } from '../mqtt/connection.js';
+import type { ConnectFailureCounts } from '../mqtt/connect-failure.js';
 import type { ModbusServerStats } from '../modbus-server/stats.js';
 import type { AdmissionStats } from './admission.js';
 import type { WebhookStats } from '../webhook.js';
@@ -23,6 +25,8 @@ export interface MetricsSource {
   readonly http?: AdmissionStats;
   /** The Sparkplug edge node's session, when it runs (set once it started). */
   sparkplug?: () => EdgeNodeStats;
+  /** The MQTT mirror's broker link, when it runs. */
+  mqtt?: () => MqttLinkStats;
   /** The Modbus TCP server, while it runs: its counters and open connections. */
   modbusServer?: () => { stats: ModbusServerStats; connections: number };
   /** The outgoing webhook, when enabled: a receiver that hangs or fails shows here. */
@@ -56,7 +60,7 @@ const TRANSACTION_COUNTERS: ReadonlyArray<[keyof TransactionCounters, string, st
 
 const QUALITIES: readonly Quality[] = ['good', 'stale', 'offline', 'unknown'];
 
-export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, webhook, automations, modbusServer }: MetricsSource): string {
+export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, mqtt, webhook, automations, modbusServer }: MetricsSource): string {
   // Ages are taken on the monotonic clock (point-meta.ts).
   const now = performance.now();
   const families: Family[] = [];
@@ -151,6 +155,7 @@ export function renderMetrics({ buses, slaves, oneWire = [], http, sparkplug, we
   families.push(...oneWireFamilies(oneWire.map(({ bus }) => bus), now));
   if (http) families.push(...httpFamilies(http));
   if (sparkplug) families.push(...sparkplugFamilies(sparkplug()));
+  if (mqtt) families.push(...mqttFamilies(mqtt()));
   if (webhook) families.push(...webhookFamilies(webhook));
   if (automations && automations.figures().length > 0) families.push(...automationFamilies(automations.figures(), automations.stats));
   if (modbusServer) families.push(...modbusServerFamilies(modbusServer()));
@@ -232,9 +237,22 @@ function modbusServerFamilies({ stats, connections }: { stats: ModbusServerStats
   ];
 }
 
+function mqttFamilies(stats: MqttLinkStats): Family[] {
+  return [
+    single('iogate_mqtt_connected', 'gauge', '1 while the MQTT mirror is connected to its broker.', stats.connected ? 1 : 0),
+    failureFamily('iogate_mqtt_connect_failures_total', 'Failed broker connections (and denied subscriptions), by reason: TLS trust, client certificate, login, ACL, reachability.', stats.failures),
+  ];
+}
+
+/** One sample per reason seen; the reasons are a fixed set (connect-failure.ts). */
+function failureFamily(name: string, help: string, counts: ConnectFailureCounts): Family {
+  return { name, type: 'counter', help, samples: Object.entries(counts).map(([reason, count]): Sample => [{ reason }, count]) };
+}
+
 function sparkplugFamilies(stats: EdgeNodeStats): Family[] {
   const { commands } = stats;
   return [
+    failureFamily('iogate_sparkplug_connect_failures_total', 'Failed server connections (and denied subscriptions), by reason: TLS trust, client certificate, login, ACL, reachability.', stats.connectFailures),
     single('iogate_sparkplug_connected', 'gauge', '1 while connected to a server; the label names it.', stats.connected ? 1 : 0, { server: stats.server ?? '' }),
     single('iogate_sparkplug_born', 'gauge', '1 while the node is born (NBIRTH sent on this connection).', stats.born ? 1 : 0),
     single('iogate_sparkplug_waiting_for_host', 'gauge', '1 while connected but waiting for the primary host to be online.', stats.waitingForHost ? 1 : 0),

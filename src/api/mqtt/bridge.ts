@@ -7,7 +7,8 @@ import type { Registry } from '../../registry/registry.js';
 import { Cover } from '../../control/cover.js';
 import { SlaveAvailability } from './availability.js';
 import { CommandHandler } from './command-handler.js';
-import { OFFLINE, ONLINE, connectBroker } from './connection.js';
+import { isSubscribeRefusal } from './connect-failure.js';
+import { OFFLINE, ONLINE, connectBroker, type MqttLinkStats } from './connection.js';
 import { DiscoveryPublisher } from './discovery.js';
 import { StatePublisher } from './state-publisher.js';
 import { Topics } from './topics.js';
@@ -27,7 +28,12 @@ export interface MqttBridgeOptions {
 export interface MqttBridge {
   /** Mark iogate offline on the broker (a clean stop sends no Last Will) and disconnect. */
   stop(): Promise<void>;
+  /** For /metrics. */
+  stats(): MqttLinkStats;
 }
+
+const FIRST_SUBSCRIBE_RETRY_MS = 1000;
+const MAX_SUBSCRIBE_RETRY_MS = 60_000;
 
 export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOptions): MqttBridge {
   const topics = new Topics(config.topicPrefix);
@@ -42,12 +48,38 @@ export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOpt
     ? new DiscoveryPublisher(client, { topics, discoveryPrefix: config.homeassistant.discoveryPrefix, bridgeId: config.clientId, qos }, (device) => slaveOf.get(device))
     : undefined;
 
-  client.on('connect', () => {
-    client.publish(topics.status, ONLINE, { qos, retain: true });
+  // A broker whose ACL denies the command topics answers the SUBSCRIBE with a
+  // failure code (0x80, or 0x87 "not authorized" in MQTT 5). States still go
+  // out if allowed; the subscription is asked again, less and less often, so a
+  // fixed ACL (Mosquitto reloads it on SIGHUP) is picked up without a restart.
+  let subscribeRetry: NodeJS.Timeout | undefined;
+  let subscribeDelay = FIRST_SUBSCRIBE_RETRY_MS;
+  let stopped = false;
+  const subscribeCommands = (): void => {
     // Retain As Published (MQTT 5): a retained command keeps its flag when delivered live, and is refused.
     client.subscribe(topics.commandFilter, { qos, rap: true }, (error) => {
-      if (error) log.error(`MQTT: cannot subscribe to ${topics.commandFilter}: ${error.message}`);
+      if (!error) {
+        subscribeDelay = FIRST_SUBSCRIBE_RETRY_MS;
+        return;
+      }
+      const denied = isSubscribeRefusal(error);
+      if (denied) link.note('subscribe_denied');
+      const why = denied ? 'the broker denied the subscription: not authorized (ACL) [subscribe_denied]' : 'failed';
+      log.error(`MQTT: cannot subscribe to ${topics.commandFilter}: ${why}: ${error.message}; commands are not received; asking again in ${subscribeDelay / 1000} s`);
+      if (!denied || stopped || !client.connected) return;
+      clearTimeout(subscribeRetry);
+      subscribeRetry = setTimeout(() => {
+        if (!stopped && client.connected) subscribeCommands();
+      }, subscribeDelay);
+      subscribeDelay = Math.min(subscribeDelay * 2, MAX_SUBSCRIBE_RETRY_MS);
     });
+  };
+
+  client.on('connect', () => {
+    client.publish(topics.status, ONLINE, { qos, retain: true });
+    clearTimeout(subscribeRetry);
+    subscribeDelay = FIRST_SUBSCRIBE_RETRY_MS;
+    subscribeCommands();
     discovery?.publishAll(registry.devices());
     availability.publishAll();
     states.connected(registry.devices());
@@ -64,7 +96,10 @@ export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOpt
   );
 
   return {
+    stats: () => link.stats(),
     async stop() {
+      stopped = true;
+      clearTimeout(subscribeRetry);
       unsubscribe();
       // Written before the DISCONNECT, which waits for its acknowledgement (bounded: see close-client.ts).
       if (client.connected) client.publish(topics.status, OFFLINE, { qos, retain: true });

@@ -4,6 +4,7 @@ import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { MqttConfig } from '../../config/types.js';
 import type { Logger } from '../../logging/log.js';
 import { closeClient } from './close-client.js';
+import { type ConnectFailureCounts, type ConnectFailureReason, connectFailureReason, countFailure, describeConnectFailure } from './connect-failure.js';
 import { MAX_COMMAND_BYTES } from './command-payload.js';
 import { PacketSizeGuard, guardIncoming } from './size-guard.js';
 import type { Topics } from './topics.js';
@@ -52,6 +53,15 @@ export interface BrokerLink {
    * otherwise the socket closed. Bounded.
    */
   close(): Promise<void>;
+  /** For /metrics: whether connected, and why connecting failed so far. */
+  stats(): MqttLinkStats;
+  /** Counts a failure seen outside the connection itself (a subscription the broker denied). */
+  note(reason: ConnectFailureReason): void;
+}
+
+export interface MqttLinkStats {
+  connected: boolean;
+  failures: ConnectFailureCounts;
 }
 
 export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): BrokerLink {
@@ -62,6 +72,9 @@ export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): 
   let dropped = 0;
   let skippedSinceCollection = 0;
   let closed = false;
+  const failureCounts: ConnectFailureCounts = {};
+  let lastReason: ConnectFailureReason | undefined;
+  let refusedRetry: NodeJS.Timeout | undefined;
   const gc = (globalThis as { gc?: (options?: { type: 'minor' }) => void }).gc;
   const skipped = (bytes: number): void => {
     skippedSinceCollection += bytes;
@@ -79,6 +92,7 @@ export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): 
 
   client.on('connect', () => {
     failures = 0;
+    lastReason = undefined;
     client.options.reconnectPeriod = FIRST_RECONNECT_MS;
     log.info(`MQTT: connected to ${where} as ${config.clientId}`);
   });
@@ -103,18 +117,41 @@ export function connectBroker(config: MqttConfig, topics: Topics, log: Logger): 
       return;
     }
     failures++;
-    const message = `MQTT: ${where}: ${error.message}`;
-    if (failures === 1) log.warn(message);
+    const reason = connectFailureReason(error);
+    countFailure(failureCounts, reason);
+    const next = Math.round((client.options.reconnectPeriod ?? FIRST_RECONNECT_MS) / 100) / 10;
+    const message = `MQTT: ${where}: ${describeConnectFailure(reason, error)}; retrying in ${next} s, then less and less often`;
+    // The first failure in a row, and every change of cause, is a warning; repeats of the same are DEBUG.
+    if (failures === 1 || reason !== lastReason) log.warn(message);
     else log.debug(message);
+    lastReason = reason;
+    // A refused CONNACK (a login or certificate identity the broker does not accept) gets no retry
+    // from mqtt.js: retry here with the same back-off, so fixing the broker's side is picked up.
+    if (typeof code === 'number') {
+      clearTimeout(refusedRetry);
+      // The 'reconnect' listener above doubles the period for the attempt after this one.
+      const delay = client.options.reconnectPeriod ?? FIRST_RECONNECT_MS;
+      refusedRetry = setTimeout(() => {
+        if (!closed && !client.connected) client.reconnect();
+      }, delay);
+    }
   });
+  if (config.tls && !config.tls.rejectUnauthorized) log.warn(`MQTT: tls.reject_unauthorized is false: the broker's certificate and name are not checked, so anyone on the path can pose as ${config.address} (insecure)`);
   client.connect();
   return {
     client,
     get mqtt5() {
       return client.options.protocolVersion === 5;
     },
+    note(reason) {
+      countFailure(failureCounts, reason);
+    },
+    stats() {
+      return { connected: client.connected, failures: { ...failureCounts } };
+    },
     close() {
       closed = true;
+      clearTimeout(refusedRetry);
       return closeClient(client, { graceful: true });
     },
   };

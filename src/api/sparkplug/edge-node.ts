@@ -8,6 +8,7 @@ import type { OneWireBus } from '../../onewire/bus.js';
 import type { ChangeFeed } from '../../registry/feed.js';
 import type { Registry } from '../../registry/registry.js';
 import { closeClient } from '../mqtt/close-client.js';
+import { type ConnectFailureCounts, connectFailureReason, countFailure, describeConnectFailure, isSubscribeRefusal } from '../mqtt/connect-failure.js';
 import { BdSeqStore } from './bdseq-store.js';
 import { CommandHandler, type CommandStats } from './commands.js';
 import { bdSeqMetric, nodeBirthMetrics, uptimeMetric, type NodeProperties } from './node-metrics.js';
@@ -91,6 +92,8 @@ export interface EdgeNodeStats {
   bufferCapacity: number;
   bufferDropped: number;
   replayed: number;
+  /** Failed connections (and denied subscriptions) by reason. */
+  connectFailures: ConnectFailureCounts;
 }
 
 export class EdgeNode {
@@ -125,6 +128,7 @@ export class EdgeNode {
   private rebirthTimer: NodeJS.Timeout | undefined;
   private lastRebirthAt = -Infinity;
   private readonly startedAt = Date.now();
+  private readonly connectFailures: ConnectFailureCounts = {};
   private readonly counts = { nodeBirths: 0, deviceBirths: 0, deviceDeaths: 0, dataMessages: 0, connects: 0, replayed: 0 };
   private outageLogged = false;
 
@@ -185,6 +189,7 @@ export class EdgeNode {
       bufferDepth: this.buffer.depth,
       bufferCapacity: this.buffer.capacity,
       bufferDropped: this.buffer.dropped,
+      connectFailures: { ...this.connectFailures },
     };
   }
 
@@ -246,7 +251,13 @@ export class EdgeNode {
         log.info(`Sparkplug: ${server.url} does not speak MQTT 5; using MQTT 3.1.1 with it`);
         return;
       }
-      this.quiet.note(`server-${index}`, `Sparkplug: ${server.url}: ${error.message}`);
+      const reason = connectFailureReason(error);
+      countFailure(this.connectFailures, reason);
+      // A TLS or login failure has a known cause: the close that follows is not an MQTT 5 refusal to retry in 3.1.1.
+      // (A reset or a plain close stays a candidate: some 3.1.1-only brokers drop an MQTT 5 CONNECT so.)
+      if (!settled && !['other', 'unreachable', 'refused'].includes(reason)) this.neverReached = true;
+      // Per server and cause: a new cause is logged at once, a repeated one at most once a minute.
+      this.quiet.note(`server-${index}-${reason}`, `Sparkplug: ${server.url}: ${describeConnectFailure(reason, error)}; trying the next server`);
     });
     client.once('close', () => {
       if (this.client !== client) return;
@@ -294,7 +305,11 @@ export class EdgeNode {
       }
       await client.subscribeAsync([this.topics.ncmd, this.topics.dcmdFilter], { qos: 1 });
     } catch (error) {
-      log.warn(`Sparkplug: cannot subscribe: ${(error as Error).message}; trying the next server`);
+      // A SUBACK failure code (0x80, or 0x87 "not authorized" in MQTT 5): the broker's ACL denies our topics.
+      const denied = isSubscribeRefusal(error as Error);
+      if (denied) countFailure(this.connectFailures, 'subscribe_denied');
+      const why = denied ? 'the broker denied the subscription: not authorized (ACL) [subscribe_denied]: ' : '';
+      log.warn(`Sparkplug: cannot subscribe: ${why}${(error as Error).message}; trying the next server`);
       client.end(true);
       return;
     }

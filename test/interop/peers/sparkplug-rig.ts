@@ -12,7 +12,8 @@ import { tempDir } from '../../helpers/temp-dir.js';
 export interface RigOptions {
   groupId?: string;
   edgeNodeId?: string;
-  servers: string[];
+  /** URLs, or a URL with TLS files (`ca`, `cert`, `key`). */
+  servers: Array<string | { url: string; ca?: string; cert?: string; key?: string }>;
   primaryHostId?: string;
   write?: boolean;
   storeForward?: { memoryMb?: number; file?: boolean; maxAgeS?: number };
@@ -69,7 +70,7 @@ apis:
     group_id: ${this.groupId}
     edge_node_id: ${this.edgeNodeId}
     servers:
-${servers.map((url) => `      - url: ${url}`).join('\n')}
+${servers.map(serverLines).join('\n')}
 ${primaryHostId === undefined ? '' : `    primary_host_id: ${primaryHostId}\n`}    write: ${write}
     store_forward: {memory_mb: ${sf.memoryMb ?? 8}, file: ${sf.file ?? false}, max_age_s: ${sf.maxAgeS ?? 86400}}
 comm_channels:
@@ -107,6 +108,12 @@ ${devices}
     await this.daemon?.stop('SIGTERM');
     await this.sim.stop();
   }
+}
+
+function serverLines(server: RigOptions['servers'][number]): string {
+  if (typeof server === 'string') return `      - url: ${server}`;
+  const files = (['ca', 'cert', 'key'] as const).filter((key) => server[key] !== undefined).map((key) => `\n        ${key}: ${server[key]}`);
+  return `      - url: ${server.url}${files.join('')}`;
 }
 
 /** Resolves once the asynchronous `condition` holds (checked every 50 ms); fails after `limitMs`. */

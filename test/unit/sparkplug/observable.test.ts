@@ -30,11 +30,18 @@ function stats(overrides: Partial<EdgeNodeStats>): EdgeNodeStats {
     bufferCapacity: 69_905,
     bufferDropped: 0,
     replayed: 12,
+    connectFailures: {},
     ...overrides,
   };
 }
 
 const render = (s: EdgeNodeStats) => renderMetrics({ buses: [], slaves: [], sparkplug: () => s });
+
+test('/metrics counts failed connections by reason', () => {
+  const text = render(stats({ connectFailures: { client_cert_revoked: 2, subscribe_denied: 1 } }));
+  assert.match(text, /^iogate_sparkplug_connect_failures_total\{reason="client_cert_revoked"\} 2$/m);
+  assert.match(text, /^iogate_sparkplug_connect_failures_total\{reason="subscribe_denied"\} 1$/m);
+});
 
 test('/metrics carries the session, commands and the buffer', () => {
   const text = render(stats({}));

@@ -30,6 +30,11 @@
 // --memory reads each daemon's RssAnon idle (before any load), its peak under
 // the load and --settle seconds after the last round.
 //
+// --minimal-bare adds a second bare server that serves the same body with only
+// Content-Type and the CORS headers (no Content-Length, Date or Keep-Alive but
+// what node:http adds itself, no ETag, no Cache-Control): the least a server
+// can answer; its ratios (minimal / daemon) are in the JSON as *_vs_minimal.
+//
 // Prints one line per round and server, a table, and one JSON line at the end:
 //   { ratio_throughput, ratio_cpu, node_flags, variants: { name: {…} }, … }
 // (the ratios of the first daemon, the unit's options on the built bundle:
@@ -84,6 +89,7 @@ const { values: args } = parseArgs({
     allocations: { type: 'boolean', default: false },
     'allocation-seconds': { type: 'string', default: '3' },
     settle: { type: 'string', default: '30' },
+    'minimal-bare': { type: 'boolean', default: false },
   },
 });
 const ROUNDS = Math.max(1, Math.round(Number(args.rounds)));
@@ -166,6 +172,16 @@ async function main() {
   const barePort = await freePort();
   const bareChild = await spawnBare(barePort, join(work, 'replies.json'), args.allocations ? PROBE : [], { ipc: args.allocations });
   const bare = { name: 'bare', nodeOptions: [], child: bareChild, pid: bareChild.pid, url: `http://127.0.0.1:${barePort}${args.path}`, rounds: [] };
+  if (args['minimal-bare']) {
+    const minimalHeaders = Object.fromEntries(
+      Object.entries(reply.headers).filter(([name]) => name.toLowerCase() === 'content-type' || name.toLowerCase().startsWith('access-control-')),
+    );
+    writeFileSync(join(work, 'replies-minimal.json'), JSON.stringify({ [args.path]: { headers: minimalHeaders, body: reply.body } }));
+    const port = await freePort();
+    const child = await spawnBare(port, join(work, 'replies-minimal.json'));
+    log(`minimal-bare serves the same body with only: ${Object.keys(minimalHeaders).join(', ')}`);
+    servers.push({ name: 'minimal-bare', nodeOptions: [], bundle: 'bench/bare-server.mjs', child, pid: child.pid, url: `http://127.0.0.1:${port}${args.path}`, rounds: [], bareServer: true });
+  }
   const planFile = args['bare-poll'].length > 0 ? await barePollPlan(CONFIG, work) : undefined;
   const bareSpecs = [...args['bare-variant'].map((spec) => [spec, undefined]), ...args['bare-poll'].map((spec) => [spec, planFile])];
   for (const [spec, polls] of bareSpecs) {
@@ -283,6 +299,19 @@ async function main() {
   ];
   process.stdout.write(`${rows.join('\n')}\n`);
   const first = summary[servers[0].name];
+  const minimal = servers.find((server) => server.name === 'minimal-bare');
+  if (minimal) {
+    // Same-run ratios of the first daemon against the minimal bare server, round by round.
+    const perRound = servers[0].rounds.map((figures, i) => ({
+      throughput: figures.rps / minimal.rounds[i].rps,
+      cpu: minimal.rounds[i].cpuUsPerRequest / figures.cpuUsPerRequest,
+    }));
+    first.ratio_throughput_vs_minimal = round2(median(perRound.map((r) => r.throughput)));
+    first.ratio_throughput_vs_minimal_range = range(perRound.map((r) => r.throughput));
+    first.ratio_cpu_vs_minimal = round2(median(perRound.map((r) => r.cpu)));
+    first.ratio_cpu_vs_minimal_range = range(perRound.map((r) => r.cpu));
+    process.stdout.write(`${servers[0].name} / minimal bare server: throughput ${fmt(first.ratio_throughput_vs_minimal, 2)}×, CPU ${fmt(first.ratio_cpu_vs_minimal, 2)}×\n`);
+  }
   const line = {
     ratio_throughput: first.ratio_throughput,
     ratio_cpu: first.ratio_cpu,

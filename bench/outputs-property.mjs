@@ -1,6 +1,6 @@
 // The outputs property test at length (run by hand: npm run bench:outputs).
 //
-// test/unit/control/property.test.ts runs 10,000 random steps in CI; this runs
+// test/e2e/control/property.test.ts runs 10,000 random steps in CI; this runs
 // it with many more (BENCH_STEPS, default 50,000) and one or more seeds
 // (BENCH_SEEDS, comma-separated), each in its own process, and prints the
 // test's summary line per seed: steps, board samples, position checks with
@@ -17,7 +17,7 @@ let failed = false;
 for (const seed of SEEDS) {
   const run = spawnSync(
     process.execPath,
-    ['--import', 'tsx', '--test', '--test-timeout=3600000', '--test-reporter=tap', 'test/unit/control/property.test.ts'],
+    ['--import', 'tsx', '--test', '--test-timeout=3600000', '--test-reporter=tap', 'test/e2e/control/property.test.ts'],
     { cwd: root, encoding: 'utf8', env: { ...process.env, IOGATE_PROPERTY_STEPS: String(STEPS), IOGATE_PROPERTY_SEED: String(seed) } },
   );
   const summary = /property: .*/.exec(run.stdout + run.stderr)?.[0] ?? '(no summary line)';

@@ -30,11 +30,20 @@ function configText(maxAgeMs: number): string {
 
 /** The port of the n-th "Modbus TCP server listening" line (1-based) once it is there. */
 async function modbusPort(output: () => string, nth: number): Promise<number> {
-  const deadline = Date.now() + 10_000;
+  // Generous: a reload first waits for the file to stay unchanged for 2 s, and a loaded runner is slow.
+  const deadline = Date.now() + 60_000;
   for (;;) {
     const ports = [...output().matchAll(/Modbus TCP server listening on 127\.0\.0\.1:(\d+)/g)].map((match) => Number(match[1]));
     if (ports.length >= nth) return ports[nth - 1]!;
     if (Date.now() > deadline) throw new Error(`no Modbus TCP server start #${nth} in:\n${output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function untilOutput(output: () => string, pattern: RegExp): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!pattern.test(output())) {
+    if (Date.now() > deadline) throw new Error(`no line matching ${pattern} in:\n${output()}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
@@ -59,7 +68,8 @@ test('started with the daemon, in /metrics, restarted by a reload that changes i
     await client.closedByServer();
     const next = await RawModbusClient.connect(await modbusPort(daemon.output, 2));
     assert.equal((await next.request(1, pdu.read(3, 0, 1)))[0], 3);
-    assert.match(daemon.output(), /configuration reloaded from .*modbus_server restarted/);
+    // The reload's summary line comes once the whole reload is done, which may be after the new listener.
+    await untilOutput(daemon.output, /configuration reloaded from .*modbus_server restarted/);
     next.close();
   } finally {
     assert.equal(await daemon.stop(), 0);

@@ -105,9 +105,16 @@ describe('covers', () => {
   });
 
   test('tilt moves only the slats', async () => {
+    const from = timeline.samples.length;
     assert.equal((await postForm(`${gate.baseUrl}/rest/cover/blind`, { tilt: '50' })).status, 200);
     const end = await stopped();
-    assert.ok(Math.abs(Number(end['tilt']) - 50) <= 2, `tilt ${end['tilt']}`);
+    // The estimate follows the motor time at the board (0.3 s from closed to open slats). The stop
+    // itself is a timer: on a loaded runner it fires late, so the target gets a wider margin.
+    const { up, down } = motorTime(from);
+    assert.equal(down, 0);
+    const fromBoard = (up / 0.3) * 100;
+    assert.ok(Math.abs(Number(end['tilt']) - fromBoard) <= 3, `estimate ${end['tilt']} vs board ${fromBoard}`);
+    assert.ok(Math.abs(Number(end['tilt']) - 50) <= 8, `tilt ${end['tilt']}`);
     assert.ok(Math.abs(Number(end['position']) - 50) <= 2, 'position unchanged');
   });
 

@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { BUNDLE } from '../../helpers/spawn-daemon.js';
+import { startHttpsDaemon } from '../../helpers/https-daemon.js';
 import { SIMULATED_BUS, configFile } from '../../helpers/http-call.js';
 
 // Connections still before or in their TLS handshake are not yet HTTP's, so
@@ -27,24 +26,12 @@ function silentSocket(port: number): Promise<Socket> {
 
 test('silent connections beyond the per-address cap are closed before any handshake; others are served', async (t) => {
   const { dir, file } = configFile(['state_dir: state', 'apis:', '  tls: {self_signed: true}', `  limits: {max_connections_per_address: ${PER_ADDRESS}}`, SIMULATED_BUS].join('\n'), 'iogate-https-bounds-');
-  const child: ChildProcess = spawn(process.execPath, [BUNDLE, '--config', file, '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const daemon = await startHttpsDaemon(file, dir);
+  const { port } = daemon;
   const sockets: Socket[] = [];
   t.after(async () => {
     for (const socket of sockets) socket.destroy();
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
-  });
-  let output = '';
-  child.stderr!.setEncoding('utf8');
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: string) => {
-      output += chunk;
-      const match = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once('exit', () => reject(new Error(`daemon exited:\n${output}`)));
+    await daemon.stop();
   });
 
   for (let index = 0; index < PER_ADDRESS * 2; index++) sockets.push(await silentSocket(port));

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { BUNDLE } from '../../helpers/spawn-daemon.js';
+import { startHttpsDaemon } from '../../helpers/https-daemon.js';
 import { SIMULATED_BUS, configFile } from '../../helpers/http-call.js';
 import { tlsAttack } from '../../fuzz/tls-attack.js';
 import { Random } from '../../fuzz/random.js';
@@ -21,23 +19,9 @@ const ATTACK_MS = 6000;
 
 test('hostile TLS handshakes leave the daemon up and serving', async (t) => {
   const { dir, file } = configFile(['state_dir: state', 'apis:', '  tls: {self_signed: true}', SIMULATED_BUS].join('\n'), 'iogate-https-hostile-');
-  const child: ChildProcess = spawn(process.execPath, [BUNDLE, '--config', file, '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  t.after(async () => {
-    if (child.exitCode === null) {
-      child.kill('SIGTERM');
-      await once(child, 'exit');
-    }
-  });
-  let output = '';
-  child.stderr!.setEncoding('utf8');
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: string) => {
-      output += chunk;
-      const match = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once('exit', () => reject(new Error(`daemon exited:\n${output}`)));
-  });
+  const daemon = await startHttpsDaemon(file, dir);
+  const { child, port } = daemon;
+  t.after(() => daemon.stop());
   const ca = readFileSync(join(dir, 'state', 'tls', 'self-signed-cert.pem'));
   const poll = () =>
     new Promise<number>((resolve) => {

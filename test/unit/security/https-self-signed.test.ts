@@ -1,38 +1,17 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { BUNDLE } from '../../helpers/spawn-daemon.js';
+import { startHttpsDaemon } from '../../helpers/https-daemon.js';
 import { SIMULATED_BUS, configFile } from '../../helpers/http-call.js';
 
 // `apis.tls: {self_signed: true}` end to end: the built daemon makes its
 // certificate in state_dir, logs its fingerprint, serves HTTPS with it, and
 // a restart keeps it; --check-config tells the same fingerprint.
-
-async function start(config: string, dir: string): Promise<{ child: ChildProcess; port: number; output: () => string }> {
-  const child = spawn(process.execPath, [BUNDLE, '--config', config, '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stderr!.setEncoding('utf8');
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stderr!.on('data', (chunk: string) => {
-      output += chunk;
-      const match = /listening on https:\/\/127\.0\.0\.1:(\d+)/.exec(output);
-      if (match) resolve(Number(match[1]));
-    });
-    child.once('exit', () => reject(new Error(`daemon exited:\n${output}`)));
-  });
-  return { child, port, output: () => output };
-}
-
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
-  child.kill('SIGTERM');
-  await once(child, 'exit');
-}
 
 function get(port: number, path: string, ca: Buffer): Promise<{ status: number; fingerprint: string }> {
   return new Promise((resolve, reject) => {
@@ -53,7 +32,7 @@ describe('HTTPS with a self-signed certificate', () => {
     const before = execFileSync(process.execPath, [BUNDLE, '--check-config', '--config', file], { encoding: 'utf8' });
     assert.match(before, /self-signed certificate will be made in .*self-signed-cert\.pem at start \(none was stored yet\)/);
 
-    const first = await start(file, dir);
+    const first = await startHttpsDaemon(file, dir);
     let fingerprint: string;
     try {
       fingerprint = new X509Certificate(readFileSync(certFile)).fingerprint256;
@@ -63,19 +42,19 @@ describe('HTTPS with a self-signed certificate', () => {
       assert.equal(reply.status, 200);
       assert.equal(reply.fingerprint, fingerprint);
     } finally {
-      await stop(first.child);
+      await first.stop();
     }
 
     const checked = execFileSync(process.execPath, [BUNDLE, '--check-config', '--config', file], { encoding: 'utf8' });
     assert.ok(checked.includes(`SHA-256 fingerprint ${fingerprint}`), checked);
     assert.match(checked, /HTTP {7}https:\/\//);
 
-    const second = await start(file, dir);
+    const second = await startHttpsDaemon(file, dir);
     try {
       assert.doesNotMatch(second.output(), /made a new self-signed certificate/);
       assert.equal((await get(second.port, '/rest/all', readFileSync(certFile))).fingerprint, fingerprint);
     } finally {
-      await stop(second.child);
+      await second.stop();
     }
   });
 

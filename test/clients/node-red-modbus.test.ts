@@ -96,7 +96,9 @@ function flow(modbusPort: number): unknown[] {
   ];
 }
 
+// Started at once, beside the simulator and the daemon; awaited in before() (handled here so a failure is not an unhandled rejection first).
 const installing = installNodeRed();
+installing.catch(() => undefined);
 
 describe("node-red-contrib-modbus's flex-getter and flex-write against iogate's Modbus TCP server", () => {
   let sim: SimProcess;

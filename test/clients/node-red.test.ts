@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, test } from 'node:test';
 import { freePort } from '../interop/free-port.js';
+import { installNodeRed, NODE_RED_MAIN } from './node-red-home.js';
 import { clientsMissing, eventually, NODE_RED_NODES, startRig, type Rig } from './rig.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -14,21 +14,9 @@ import { tempDir } from '../helpers/temp-dir.js';
 // Node-RED, connected to iogate through nginx with deploy/nginx-iogate.conf.
 // The flow sends no `filter`: it relies on the unfiltered pushes, which
 // reached Node-RED as Buffers (binary frames) and matched nothing.
-//
-// Node-RED comes from the npm registry, installed at test time into a cache
-// under node_modules/ (not a dependency of iogate: only this suite uses it).
+// Node-RED comes from the npm registry (./node-red-home.ts).
 
 const run = promisify(execFile);
-const NODE_RED_VERSION = process.env.IOGATE_NODE_RED_VERSION ?? '4';
-const NODE_RED_HOME = fileURLToPath(new URL(`../../node_modules/.cache/iogate-clients/node-red-${NODE_RED_VERSION}`, import.meta.url));
-const NODE_RED_MAIN = join(NODE_RED_HOME, 'node_modules/node-red/red.js');
-
-async function installNodeRed(): Promise<void> {
-  if (existsSync(NODE_RED_MAIN)) return;
-  mkdirSync(NODE_RED_HOME, { recursive: true });
-  writeFileSync(join(NODE_RED_HOME, 'package.json'), '{"name":"iogate-clients-node-red","private":true}\n');
-  await run('npm', ['install', '--no-audit', '--no-fund', '--omit=dev', `node-red@${NODE_RED_VERSION}`], { cwd: NODE_RED_HOME, timeout: 600_000 });
-}
 
 /**
  * The flow: `websocket in` → `unipi-input-v3` (di 1.01, property value) →

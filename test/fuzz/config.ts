@@ -144,3 +144,34 @@ export function configText({ modbus, owserver, mqtt, webhook }: PeerPorts, varia
   if (variant.cover) lines.push('covers:', '  fuzzblind:', '    up: do/1_03', '    down: do/1_04', '    travel_up_s: 2', '    travel_down_s: 2');
   return `${lines.join('\n')}\n`;
 }
+
+/**
+ * The second daemon of a run, for the TLS handshake attack: HTTPS on its own
+ * port with a self-signed certificate made into its state directory, the same
+ * tokens and per-address limit, and a simulated board for its supervising
+ * client. Nothing else: the first daemon carries the other attacks.
+ */
+export function writeTlsConfig(): { dir: string; file: string; cert: string } {
+  const dir = tempDir('iogate-fuzz-tls-');
+  const file = join(dir, 'config.yaml');
+  const lines = [
+    'alias_file: alias.yaml',
+    'state_dir: state',
+    'apis:',
+    '  tls: {self_signed: true}',
+    '  auth:',
+    '    loopback_anonymous: false',
+    '    tokens:',
+    `      - {name: reader, token: ${READ_TOKEN}, scope: read}`,
+    `      - {name: admin, token: ${ADMIN_TOKEN}, scope: admin}`,
+    '  limits: {max_connections_per_address: 4}',
+    'comm_channels:',
+    '  SIM:',
+    '    type: SIMULATOR',
+    '    toggle_ms: 200',
+    '    devices:',
+    "      1: {model: '00'}",
+  ];
+  writeFileSync(file, `${lines.join('\n')}\n`);
+  return { dir, file, cert: join(dir, 'state', 'tls', 'self-signed-cert.pem') };
+}

@@ -60,7 +60,7 @@ export async function startDaemon(bundle: string, configFile: string, cwd: strin
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => {
       output = (output + chunk).slice(-KEPT_OUTPUT);
-      const listening = /listening on http:\/\/[^\s]+:(\d+)/.exec(output);
+      const listening = /listening on https?:\/\/[^\s]+:(\d+)/.exec(output);
       if (listening) resolve(Number(listening[1]));
       for (const [pattern, what] of FAILURE_PATTERNS) if (pattern.test(chunk)) fail(`the daemon wrote ${what}`);
     });

@@ -1,8 +1,9 @@
 import { randomInt } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
 import { ADMIN_TOKEN, READ_TOKEN, sleep, type Counters, type Peer, type Target } from './common.js';
-import { writeConfig } from './config.js';
+import { writeConfig, writeTlsConfig } from './config.js';
 import { BUNDLE, startDaemon, type WatchedDaemon } from './daemon.js';
 import { httpAttack } from './http-attack.js';
 import { hostileModbusPeer } from './modbus-peer.js';
@@ -13,11 +14,14 @@ import { hostileOwserver } from './owserver-peer.js';
 import { Random } from './random.js';
 import { reloadAttack, type ReloadStorm } from './reload-attack.js';
 import { Supervisor } from './supervisor.js';
+import { tlsAttack } from './tls-attack.js';
 import { wsAttack } from './ws-attack.js';
 
 // `npm run fuzz -- --seconds N [--seed S]`: the built daemon under raw HTTP,
 // WebSocket and MQTT attacks, polling a hostile Modbus TCP slave and a hostile
-// owserver, while a supervising client polls it as a SCADA would. See
+// owserver, while a supervising client polls it as a SCADA would; and a
+// second daemon serving HTTPS under hostile TLS handshakes, polled over HTTPS
+// by a supervising client of its own. See
 // docs/testing.md "Fuzzing" for what fails a run and how to replay one.
 //
 // Phases: quiet (the supervising client alone; RSS measured), attack (all at
@@ -26,13 +30,14 @@ import { wsAttack } from './ws-attack.js';
 // not blur the others). Every process started here is stopped by its PID,
 // also when the run fails or is interrupted.
 
-const USAGE = `npm run fuzz -- [--seconds N] [--seed S] [--daemon dist/iogate.js] [--mqtt-huge-mb M] [--no-mqtt] [--no-reload]
+const USAGE = `npm run fuzz -- [--seconds N] [--seed S] [--daemon dist/iogate.js] [--mqtt-huge-mb M] [--no-mqtt] [--no-reload] [--no-tls]
   --seconds N       length of the attack phase (default 60)
   --seed S          replay a run: the seed a run printed (default: a new one)
   --daemon FILE     the bundle to fuzz (default dist/iogate.js; build with npm run build)
   --mqtt-huge-mb M  size of the one huge MQTT command at the end (default 50; 0: skip that check)
   --no-mqtt         without Mosquitto (no MQTT attack, no huge command)
   --no-reload       without the reload storm (the configuration is never rewritten)
+  --no-tls          without the second daemon (HTTPS) and its TLS handshake attack
 `;
 
 const QUIET_MS = 4000;
@@ -54,6 +59,9 @@ const SETTLED_FD_MARGIN = 24;
 const MQTT_HUGE_RSS_FACTOR = 1.5;
 /** After the reload storm, how long the last reload (of a file written fresh, so it must settle first) may take. */
 const LAST_RELOAD_MS = 20_000;
+/** The name the TLS daemon's self-signed certificate is checked for (it covers the machine's names, localhost among them). */
+const TLS_SERVERNAME = 'localhost';
+
 /** Large MQTT payloads in the attack mix, bytes per second of attack. */
 const MQTT_LARGE_BYTES_PER_S = 512 * 1024;
 
@@ -70,7 +78,7 @@ interface Check {
   detail: string;
 }
 
-function parse(): { seconds: number; seed: number; daemon: string; hugeMb: number; mqtt: boolean; reload: boolean } {
+function parse(): { seconds: number; seed: number; daemon: string; hugeMb: number; mqtt: boolean; reload: boolean; tls: boolean } {
   const { values } = parseArgs({
     options: {
       seconds: { type: 'string', default: '60' },
@@ -79,6 +87,7 @@ function parse(): { seconds: number; seed: number; daemon: string; hugeMb: numbe
       'mqtt-huge-mb': { type: 'string', default: '50' },
       'no-mqtt': { type: 'boolean', default: false },
       'no-reload': { type: 'boolean', default: false },
+      'no-tls': { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h' },
     },
     strict: true,
@@ -94,7 +103,7 @@ function parse(): { seconds: number; seed: number; daemon: string; hugeMb: numbe
     process.stderr.write(USAGE);
     process.exit(2);
   }
-  return { seconds, seed, daemon: values.daemon!, hugeMb, mqtt: !values['no-mqtt'], reload: !values['no-reload'] };
+  return { seconds, seed, daemon: values.daemon!, hugeMb, mqtt: !values['no-mqtt'], reload: !values['no-reload'], tls: !values['no-tls'] };
 }
 
 function say(message: string): void {
@@ -163,6 +172,8 @@ async function main(): Promise<number> {
   let broker: Broker | undefined;
   let daemon: WatchedDaemon | undefined;
   let supervisor: Supervisor | undefined;
+  let tlsDaemon: WatchedDaemon | undefined;
+  let tlsSupervisor: Supervisor | undefined;
   try {
     if (options.mqtt && !mosquittoInstalled()) {
       throw new Error('mosquitto is not installed (apt-get install mosquitto, or .ci/interop-deps.sh); --no-mqtt runs without it');
@@ -183,6 +194,14 @@ async function main(): Promise<number> {
     say(`daemon config ${file}`);
     daemon = await startDaemon(options.daemon, file, dir, fail);
     children.push(daemon.child);
+    if (options.tls) {
+      // The second daemon: HTTPS only, for the TLS handshake attack; any exit or crash line fails the run as for the first.
+      const tls = writeTlsConfig();
+      say(`TLS daemon config ${tls.file}`);
+      tlsDaemon = await startDaemon(options.daemon, tls.file, tls.dir, (reason) => fail(`TLS daemon: ${reason}`));
+      children.push(tlsDaemon.child);
+      tlsSupervisor = new Supervisor(tlsDaemon.port, { ca: readFileSync(tls.cert), servername: TLS_SERVERNAME });
+    }
 
     // Quiet: the supervising client alone.
     supervisor = new Supervisor(daemon.port);
@@ -190,10 +209,12 @@ async function main(): Promise<number> {
     const quietFds = daemon.openFiles() ?? 0;
     say(`quiet RSS ${quietRss.toFixed(1)} MB, ${quietFds} open descriptors`);
     supervisor.reset();
+    tlsSupervisor?.reset();
 
     // Attack.
     let stopped = false;
     const target: Target = { port: daemon.port, stopped: () => stopped || failure !== undefined, counts };
+    const tlsTarget: Target | undefined = tlsDaemon ? { ...target, port: tlsDaemon.port } : undefined;
     attackStartedAt = performance.now();
     const storm: ReloadStorm | undefined = options.reload ? await reloadAttack(target, root.fork('reload'), daemon.child.pid!, file, ports) : undefined;
     const attacks = [
@@ -202,6 +223,7 @@ async function main(): Promise<number> {
       modbusServerAttack(target, modbusServerPort(daemon), root.fork('modbus-server'), 6),
       ...(broker ? [mqttAttack(target, root.fork('mqtt'), broker.port, 2, seconds * MQTT_LARGE_BYTES_PER_S)] : []),
       ...(storm ? [storm.done] : []),
+      ...(tlsTarget ? [tlsAttack(tlsTarget, root.fork('tls'), 4)] : []),
     ].map((attack) => attack.catch((error: Error) => fail(`an attacker stopped: ${error.message}`)));
     const deadline = performance.now() + seconds * 1000;
     let peakRss = quietRss;
@@ -219,6 +241,7 @@ async function main(): Promise<number> {
     await Promise.race([Promise.all(attacks), sleep(15_000)]);
     const attackSeconds = (performance.now() - attackStartedAt) / 1000;
     const attacked = { ...supervisor.result, latencies: [...supervisor.result.latencies], failures: { ...supervisor.result.failures } };
+    const tlsAttacked = tlsSupervisor && { ...tlsSupervisor.result, latencies: [...tlsSupervisor.result.latencies], failures: { ...tlsSupervisor.result.failures } };
 
     if (storm) {
       // The storm is over: the first configuration again, written fresh; one SIGHUP must apply it.
@@ -236,6 +259,20 @@ async function main(): Promise<number> {
         ok: share >= SUPERVISOR_MIN,
         detail: `${attacked.answered} of ${attacked.sent} answered (${(share * 100).toFixed(2)} %, need ${SUPERVISOR_MIN * 100} %), p50 ${percentile(attacked.latencies, 50).toFixed(1)} ms, p99 ${percentile(attacked.latencies, 99).toFixed(1)} ms${Object.keys(attacked.failures).length ? `, not answered: ${JSON.stringify(attacked.failures)}` : ''}`,
       });
+      if (tlsAttacked) {
+        const tlsShare = tlsAttacked.sent === 0 ? 0 : tlsAttacked.answered / tlsAttacked.sent;
+        checks.push({
+          name: 'supervising client over HTTPS (TLS daemon)',
+          ok: tlsShare >= SUPERVISOR_MIN,
+          detail: `${tlsAttacked.answered} of ${tlsAttacked.sent} answered (${(tlsShare * 100).toFixed(2)} %, need ${SUPERVISOR_MIN * 100} %), p50 ${percentile(tlsAttacked.latencies, 50).toFixed(1)} ms, p99 ${percentile(tlsAttacked.latencies, 99).toFixed(1)} ms${Object.keys(tlsAttacked.failures).length ? `, not answered: ${JSON.stringify(tlsAttacked.failures)}` : ''}`,
+        });
+        const renegotiated = counts['tls.renegotiation_renegotiated'] ?? 0;
+        checks.push({
+          name: 'TLS: no renegotiation accepted',
+          ok: renegotiated === 0 && (counts['tls.renegotiation_refused'] ?? 0) > 0,
+          detail: `${counts['tls.renegotiation_refused'] ?? 0} refused, ${renegotiated} accepted; handshake episodes: ${['garbage', 'truncated', 'drip', 'renegotiate', 'junk-after-handshake', 'plain'].map((kind) => `${kind} ${counts[`tls.${kind}`] ?? 0}`).join(', ')}`,
+        });
+      }
       checks.push({
         name: 'RSS peak under attack',
         ok: peakRss <= quietRss * PEAK_RSS_FACTOR,
@@ -281,13 +318,21 @@ async function main(): Promise<number> {
     supervisor = undefined;
     const code = await daemon.stop();
     if (!failure) checks.push({ name: 'orderly stop', ok: code === 0, detail: `SIGTERM: exit ${code}` });
+    if (tlsDaemon) {
+      tlsSupervisor?.stop().catch(() => undefined);
+      tlsSupervisor = undefined;
+      const tlsCode = await tlsDaemon.stop();
+      if (!failure) checks.push({ name: 'orderly stop (TLS daemon)', ok: tlsCode === 0, detail: `SIGTERM: exit ${tlsCode}` });
+    }
     say(`attack ran ${attackSeconds.toFixed(1)} s; ${summary(counts)}`);
     say(`all counts: ${JSON.stringify(Object.fromEntries(Object.entries(counts).sort()))}`);
   } catch (error) {
     fail(`the fuzzer could not run: ${(error as Error).message}`);
   } finally {
     await supervisor?.stop().catch(() => undefined);
+    await tlsSupervisor?.stop().catch(() => undefined);
     await daemon?.stop().catch(() => undefined);
+    await tlsDaemon?.stop().catch(() => undefined);
     if (broker && broker.child.exitCode === null) {
       broker.child.removeAllListeners('exit');
       const exited = new Promise((resolve) => broker!.child.once('exit', resolve));
@@ -300,6 +345,9 @@ async function main(): Promise<number> {
 
   if (failure && daemon) {
     say(`daemon stderr (last lines):\n${daemon.output().split('\n').slice(-40).join('\n')}`);
+  }
+  if (failure && tlsDaemon) {
+    say(`TLS daemon stderr (last lines):\n${tlsDaemon.output().split('\n').slice(-20).join('\n')}`);
   }
   for (const check of checks) say(`${check.ok ? 'PASS' : 'FAIL'} ${check.name}: ${check.detail}`);
   const ok = !failure && checks.every((check) => check.ok);
@@ -332,7 +380,7 @@ async function lastReloadApplied(daemon: WatchedDaemon): Promise<Check> {
 
 /** The counters worth a glance, in one line. */
 function summary(counts: Counters): string {
-  const keys = ['http.connections', 'http.requests', 'http.responses', 'ws.connections', 'ws.accepted', 'ws.refused', 'ws.frames', 'ws.reset_mid_frame', 'mqtt.publishes', 'mqtt.large_publishes', 'mqtt.acks', 'modbus.replies', 'owserver.replies', 'reload.sighups', 'reload.anonymous_refused'];
+  const keys = ['http.connections', 'http.requests', 'http.responses', 'ws.connections', 'ws.accepted', 'ws.refused', 'ws.frames', 'ws.reset_mid_frame', 'mqtt.publishes', 'mqtt.large_publishes', 'mqtt.acks', 'modbus.replies', 'owserver.replies', 'reload.sighups', 'reload.anonymous_refused', 'tls.closed_by_daemon', 'tls.renegotiation_refused'];
   return keys.map((key) => `${key} ${counts[key] ?? 0}`).join(', ');
 }
 

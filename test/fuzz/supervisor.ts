@@ -1,9 +1,11 @@
 import { Agent, request } from 'node:http';
+import { Agent as TlsAgent, request as tlsRequest } from 'node:https';
 import { READ_TOKEN, sleep } from './common.js';
 
 // The supervising client: what a SCADA poller does during the attack, from
 // its own address (127.0.0.1; the attackers use others). One keep-alive
 // connection, one GET every 50 ms, each given 3 s; answered means a 200.
+// With `tls`, the same over HTTPS, trusting only the daemon's certificate.
 
 const PACE_MS = 50;
 const DEADLINE_MS = 3000;
@@ -21,9 +23,18 @@ export class Supervisor {
   readonly result: SupervisorResult = { sent: 0, answered: 0, failures: {}, latencies: [] };
   private running = true;
   private readonly done: Promise<void>;
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  private readonly agent: Agent;
+  private readonly request: typeof request;
+  private readonly tlsOptions: { ca?: Buffer; servername?: string };
 
-  constructor(private readonly port: number) {
+  /** `tls.ca`: the certificate (PEM) the daemon's HTTPS listener must present for `tls.servername`. */
+  constructor(
+    private readonly port: number,
+    tls?: { ca: Buffer; servername: string },
+  ) {
+    this.agent = tls ? new TlsAgent({ keepAlive: true, maxSockets: 1, ca: tls.ca, servername: tls.servername }) : new Agent({ keepAlive: true, maxSockets: 1 });
+    this.request = tls ? (tlsRequest as unknown as typeof request) : request;
+    this.tlsOptions = tls ?? {};
     this.done = this.loop();
   }
 
@@ -59,8 +70,8 @@ export class Supervisor {
   private once(): Promise<number | string> {
     const started = performance.now();
     return new Promise((resolve) => {
-      const req = request(
-        { host: '127.0.0.1', port: this.port, path: '/rest/do/1_01', agent: this.agent, localAddress: '127.0.0.1', headers: { Authorization: `Bearer ${READ_TOKEN}` } },
+      const req = this.request(
+        { ...this.tlsOptions, host: '127.0.0.1', port: this.port, path: '/rest/do/1_01', agent: this.agent, localAddress: '127.0.0.1', headers: { Authorization: `Bearer ${READ_TOKEN}` } },
         (res) => {
           res.resume();
           res.on('error', () => resolve('response error'));

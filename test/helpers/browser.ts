@@ -27,11 +27,12 @@ export interface LaunchedBrowser {
   close(): Promise<void>;
 }
 
-export async function launchChromium(): Promise<LaunchedBrowser> {
+/** `extraArgs`: more Chromium switches, e.g. a pinned certificate key for a test's self-signed HTTPS. */
+export async function launchChromium(extraArgs: string[] = []): Promise<LaunchedBrowser> {
   const { chromium } = await import('playwright-core');
   const browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: FLAGS,
+    args: [...FLAGS, ...extraArgs],
     timeout: 30_000,
   });
   return {

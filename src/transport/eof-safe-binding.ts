@@ -62,9 +62,21 @@ function isUnixPort(port: unknown): port is UnixPort {
   return typeof candidate?.fd === 'number' && typeof candidate.poller?.once === 'function';
 }
 
-/** Reads at least one byte, or fails: never loops on end-of-file. */
+function readable(port: UnixPort): Promise<void> {
+  return new Promise<void>((resolve, reject) => port.poller.once('readable', (failure) => (failure ? reject(failure) : resolve())));
+}
+
+/**
+ * Reads at least one byte, or fails: never loops on end-of-file. The stream
+ * asks again as soon as it has taken a chunk, when the line is almost always
+ * quiet, and a read that finds nothing costs a thrown EAGAIN: so the poller
+ * is asked first (end-of-file and hang-up wake it too), and a wake-up with
+ * nothing to read waits again.
+ */
 export async function readOnce(port: UnixPort, buffer: Buffer, offset: number, length: number): Promise<{ bytesRead: number; buffer: Buffer }> {
   for (;;) {
+    if (!port.isOpen || port.fd === null) throw canceled();
+    await readable(port);
     const fd = port.fd;
     if (!port.isOpen || fd === null) throw canceled();
     try {
@@ -75,11 +87,7 @@ export async function readOnce(port: UnixPort, buffer: Buffer, offset: number, l
     } catch (error) {
       const { code, disconnect: alreadyMarked } = error as { code?: string; disconnect?: boolean };
       if (alreadyMarked) throw error;
-      if (code !== undefined && TRY_AGAIN.has(code)) {
-        if (!port.isOpen) throw canceled();
-        await new Promise<void>((resolve, reject) => port.poller.once('readable', (failure) => (failure ? reject(failure) : resolve())));
-        continue;
-      }
+      if (code !== undefined && TRY_AGAIN.has(code)) continue;
       if (code !== undefined && DEAD.has(code)) (error as { disconnect?: boolean }).disconnect = true;
       throw error;
     }

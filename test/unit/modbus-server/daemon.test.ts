@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { RawModbusClient, pdu, registersOf } from '../../helpers/raw-modbus-client.js';
+import { until } from '../../helpers/in-process.js';
 import { spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -59,7 +60,8 @@ test('started with the daemon, in /metrics, restarted by a reload that changes i
     await client.closedByServer();
     const next = await RawModbusClient.connect(await modbusPort(daemon.output, 2));
     assert.equal((await next.request(1, pdu.read(3, 0, 1)))[0], 3);
-    assert.match(daemon.output(), /configuration reloaded from .*modbus_server restarted/);
+    // The new server listens before the reload's summary line is written: wait for the line, do not race it.
+    await until(() => /configuration reloaded from .*modbus_server restarted/.test(daemon.output()), 'the reload summary naming modbus_server');
     next.close();
   } finally {
     assert.equal(await daemon.stop(), 0);

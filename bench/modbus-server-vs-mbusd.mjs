@@ -17,6 +17,9 @@
 //                      client requests the board did not have to serve.
 //
 //   node bench/modbus-server-vs-mbusd.mjs [--seconds N] [--clients N] [--baud N]
+//        [--only mbusd,off,on]   run these passes alone
+//        [--cpu-prof DIR]        iogate runs under node --cpu-prof, its profiles
+//                                in DIR (read them with bench/cpu-profile.mjs)
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -25,14 +28,19 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SIM_BUNDLE, cpuSeconds, fmt, freePort, get, percentiles, reapAtExit, spawnDaemon, stop, tempDir } from './common.mjs';
+import { SIM_BUNDLE, cpuSeconds, serviceNodeOptions, fmt, freePort, get, percentiles, reapAtExit, spawnDaemon, stop, tempDir } from './common.mjs';
 
 const { values } = parseArgs({
-  options: { seconds: { type: 'string', default: '10' }, clients: { type: 'string', default: '10' }, baud: { type: 'string', default: '115200' } },
+  options: { seconds: { type: 'string', default: '10' }, clients: { type: 'string', default: '10' }, baud: { type: 'string', default: '115200' },
+    only: { type: 'string', default: 'mbusd,off,on' },
+    'cpu-prof': { type: 'string' },
+  },
 });
 const SECONDS = Number(values.seconds);
 const CLIENTS = Number(values.clients);
 const BAUD = Number(values.baud);
+const ONLY = new Set(values.only.split(','));
+const NODE_OPTIONS = values['cpu-prof'] ? [...serviceNodeOptions(), '--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : serviceNodeOptions();
 // Beside the clone, as the source of the peers the interop suite builds.
 const MBUSD_SOURCE = process.env.MBUSD_SOURCE ?? fileURLToPath(new URL('../../shared/peers/mbusd', import.meta.url));
 
@@ -209,7 +217,7 @@ async function iogate(polling) {
         '',
       ].join('\n'),
     );
-    const daemon = spawnDaemon(config, httpPort);
+    const daemon = spawnDaemon(config, httpPort, { nodeOptions: NODE_OPTIONS });
     try {
       await accepting(port, 'iogate');
       await sleep(2000);
@@ -224,11 +232,12 @@ async function iogate(polling) {
   });
 }
 
-const binary = mbusdBinary();
+const binary = ONLY.has('mbusd') ? mbusdBinary() : null;
 const results = [];
 if (binary) results.push(await mbusd(binary));
-else process.stderr.write('mbusd: no source at ../shared/peers/mbusd and no $MBUSD; compared without it\n');
-results.push(await iogate(false), await iogate(true));
+else if (ONLY.has('mbusd')) process.stderr.write('mbusd: no source at ../shared/peers/mbusd and no $MBUSD; compared without it\n');
+if (ONLY.has('off')) results.push(await iogate(false));
+if (ONLY.has('on')) results.push(await iogate(true));
 const reference = results.find((r) => r.name === 'mbusd');
 const lines = [
   '| gateway | requests/s | p50 ms | p99 ms | µs CPU per request | × mbusd | board requests/s | served from the cache |',

@@ -37,11 +37,40 @@ export interface GatewayOptions {
   deadlineMs: number;
 }
 
+/** A coil that reads back as one bit of a holding register. */
+interface CoilMirror {
+  register: number;
+  bit: number;
+}
+
+/**
+ * The board's coils that mirror an output bit of its value register, by coil
+ * address: the firmware answers FC1 on coil `val_coil + i` with bit i of
+ * `val_reg`. Only groups of at most 16 channels: there a coil is one bit of
+ * one register beyond doubt. Action coils (watchdog reset, NV save, 1-Wire
+ * power) are pulses with no register behind them, so they are not here and
+ * always go to the board; so do discrete inputs (FC2), which the boards map
+ * to no register iogate polls.
+ */
+function coilMirrors(model: SlaveUnit['model']): Map<number, CoilMirror> {
+  const mirrors = new Map<number, CoilMirror>();
+  for (const feature of model.features) {
+    if ((feature.type === 'DO' || feature.type === 'RO' || feature.type === 'LED') && feature.count <= 16) {
+      for (let bit = 0; bit < feature.count; bit++) mirrors.set(feature.val_coil + bit, { register: feature.val_reg, bit });
+    }
+  }
+  return mirrors;
+}
+
 export class SlaveGateway {
+  private readonly coils: Map<number, CoilMirror>;
+
   constructor(
     readonly slave: SlaveUnit,
     private readonly options: GatewayOptions,
-  ) {}
+  ) {
+    this.coils = coilMirrors(slave.model);
+  }
 
   async serve(request: ModbusRequest, client: ClientContext): Promise<ModbusResponse> {
     if (this.slave.state === 'offline') {
@@ -65,8 +94,31 @@ export class SlaveGateway {
         this.options.stats.cacheHits++;
         return { fc, registers: Array.from(cached) };
       }
+    } else if (fc === 1) {
+      const bits = this.cachedCoils(request.address, request.quantity);
+      if (bits) {
+        this.options.stats.cacheHits++;
+        return { fc, bits };
+      }
     }
     return this.passthrough(request, client);
+  }
+
+  /**
+   * Coils read from the polled value registers they mirror, each register
+   * from a poll no older than max_age_ms; undefined (the board answers) when
+   * any coil of the run mirrors no register or its register is not fresh.
+   */
+  private cachedCoils(address: number, quantity: number): boolean[] | undefined {
+    const bits = new Array<boolean>(quantity);
+    for (let i = 0; i < quantity; i++) {
+      const mirror = this.coils.get(address + i);
+      if (!mirror) return undefined;
+      const word = this.cached('holding', mirror.register, 1);
+      if (!word) return undefined;
+      bits[i] = ((word[0]! >> mirror.bit) & 1) === 1;
+    }
+    return bits;
   }
 
   /** The registers from one poll no older than max_age_ms, or undefined. */

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { answerParseErrors } from './parse-errors.js';
 import { RequestError } from '../../registry/request-error.js';
 import type { Logger } from '../../logging/log.js';
 import { CHALLENGE_HEADERS, type Scope } from '../access/auth.js';
@@ -85,6 +86,7 @@ export function createHttpServer(ctx: HttpContext): Server {
   // well it behaves; admission lets the connections worth least go instead.
   // Requests (and so the handler above, which reads this) come only once the server listens.
   const admission = admitConnections(server, limits, ctx.log);
+  answerParseErrors(server);
   // An idle keep-alive connection holds one of maxConnections; free it soon.
   server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   return server;

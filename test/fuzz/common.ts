@@ -12,6 +12,9 @@ export const READ_TOKEN = 'fuzz-read-token';
 export const WRITE_TOKEN = 'fuzz-write-token';
 /** Used only by the fuzzer itself (the last reload of the storm), never by an attacker. */
 export const ADMIN_TOKEN = 'fuzz-admin-token';
+/** The panel user (login-attack.ts); the password must never appear in the daemon's output. */
+export const LOGIN_USER = 'fuzzuser';
+export const LOGIN_PASSWORD = 'fuzz-Pass-7f3c9e1d';
 
 export type Counters = Record<string, number>;
 

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ADMIN_TOKEN, READ_TOKEN, WRITE_TOKEN } from './common.js';
+import { ADMIN_TOKEN, LOGIN_PASSWORD, LOGIN_USER, READ_TOKEN, WRITE_TOKEN } from './common.js';
+import { hashPassword } from '../../src/api/access/password-hash.js';
 import { MODBUS_MODEL, MODBUS_TIMEOUT_MS } from './modbus-peer.js';
 import { TOPIC_PREFIX } from './mqtt-attack.js';
 import { OWSERVER_TIMEOUT_MS } from './owserver-peer.js';
@@ -11,7 +12,11 @@ import { tempDir } from '../helpers/temp-dir.js';
 // exercised), few connections per address (so attackers get parked and
 // bridged), a simulated board for the supervising client, and the three
 // hostile peers. The reload storm (reload-attack.ts) rewrites it with the
-// settings below varied; the tokens, the address and the port never change.
+// settings below varied; the tokens, the panel user, the address and the
+// port never change.
+
+/** The panel user's hash, made once per run at a low cost (the login attack logs in often). */
+const LOGIN_HASH = hashPassword(LOGIN_PASSWORD, { n: 1024 });
 
 export interface PeerPorts {
   modbus: number;
@@ -86,6 +91,8 @@ export function configText({ modbus, owserver, mqtt, webhook }: PeerPorts, varia
     `      - {name: reader, token: ${READ_TOKEN}, scope: read}`,
     `      - {name: writer, token: ${WRITE_TOKEN}, scope: write}`,
     `      - {name: admin, token: ${ADMIN_TOKEN}, scope: admin}`,
+    '    users:',
+    `      - {name: ${LOGIN_USER}, password_hash: "${LOGIN_HASH}", scope: write}`,
     ...(variant.corsOrigin === undefined ? [] : [`    cors_origins: ["${variant.corsOrigin}"]`]),
     `  limits: {max_connections_per_address: 4, max_websocket_clients: ${variant.maxWebSocketClients}}`,
     // The Modbus TCP server on a free port; one attacker address is left off its allow list.

@@ -2,10 +2,11 @@ import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { ChildProcess } from 'node:child_process';
-import { ADMIN_TOKEN, READ_TOKEN, sleep, type Counters, type Peer, type Target } from './common.js';
+import { ADMIN_TOKEN, LOGIN_PASSWORD, READ_TOKEN, sleep, type Counters, type Peer, type Target } from './common.js';
 import { writeConfig, writeTlsConfig } from './config.js';
 import { BUNDLE, startDaemon, type WatchedDaemon } from './daemon.js';
 import { httpAttack } from './http-attack.js';
+import { loginAttack } from './login-attack.js';
 import { hostileModbusPeer } from './modbus-peer.js';
 import { modbusServerAttack } from './modbus-server-attack.js';
 import { mosquittoInstalled, startMosquitto, type Broker } from './mosquitto.js';
@@ -220,6 +221,7 @@ async function main(): Promise<number> {
     const attacks = [
       httpAttack(target, root.fork('http'), 12),
       wsAttack(target, root.fork('ws'), 8),
+      loginAttack(target, root.fork('login'), 3, fail),
       modbusServerAttack(target, modbusServerPort(daemon), root.fork('modbus-server'), 6),
       ...(broker ? [mqttAttack(target, root.fork('mqtt'), broker.port, 2, seconds * MQTT_LARGE_BYTES_PER_S)] : []),
       ...(storm ? [storm.done] : []),
@@ -273,6 +275,13 @@ async function main(): Promise<number> {
           detail: `${counts['tls.renegotiation_refused'] ?? 0} refused, ${renegotiated} accepted; handshake episodes: ${['garbage', 'truncated', 'drip', 'renegotiate', 'junk-after-handshake', 'plain'].map((kind) => `${kind} ${counts[`tls.${kind}`] ?? 0}`).join(', ')}`,
         });
       }
+      checks.push({
+        name: 'login: forged cookies refused, episodes',
+        ok: (counts['login.forged_refused'] ?? 0) > 0,
+        detail: `${counts['login.forged_refused'] ?? 0} forged-cookie writes refused, ${counts['login.logged_in'] ?? 0} correct logins (${counts['login.good_login_refused'] ?? 0} slowed or busy); episodes: ${['bad-login', 'forged-read', 'forged-write', 'logout', 'good-login'].map((kind) => `${kind} ${counts[`login.${kind}`] ?? 0}`).join(', ')}; statuses: ${Object.keys(counts).filter((key) => key.startsWith('login.status_')).sort().map((key) => `${key.slice(13)} ${counts[key]}`).join(', ')}`,
+      });
+      const leaked = [daemon, tlsDaemon].some((watched) => watched?.output().includes(LOGIN_PASSWORD));
+      checks.push({ name: "login: the password never in the daemon's output", ok: !leaked, detail: leaked ? 'it appears in the output' : 'absent' });
       checks.push({
         name: 'RSS peak under attack',
         ok: peakRss <= quietRss * PEAK_RSS_FACTOR,
@@ -380,7 +389,7 @@ async function lastReloadApplied(daemon: WatchedDaemon): Promise<Check> {
 
 /** The counters worth a glance, in one line. */
 function summary(counts: Counters): string {
-  const keys = ['http.connections', 'http.requests', 'http.responses', 'ws.connections', 'ws.accepted', 'ws.refused', 'ws.frames', 'ws.reset_mid_frame', 'mqtt.publishes', 'mqtt.large_publishes', 'mqtt.acks', 'modbus.replies', 'owserver.replies', 'reload.sighups', 'reload.anonymous_refused', 'tls.closed_by_daemon', 'tls.renegotiation_refused'];
+  const keys = ['http.connections', 'http.requests', 'http.responses', 'ws.connections', 'ws.accepted', 'ws.refused', 'ws.frames', 'ws.reset_mid_frame', 'mqtt.publishes', 'mqtt.large_publishes', 'mqtt.acks', 'modbus.replies', 'owserver.replies', 'reload.sighups', 'reload.anonymous_refused', 'tls.closed_by_daemon', 'tls.renegotiation_refused', 'login.bad-login', 'login.logged_in', 'login.forged_refused'];
   return keys.map((key) => `${key} ${counts[key] ?? 0}`).join(', ');
 }
 

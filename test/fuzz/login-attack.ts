@@ -94,9 +94,6 @@ export async function loginAttack(target: Target, rng: Random, workers: number, 
     count(target.counts, `login.status_${answer.status}`);
     if (answer.status >= 500 && !(answer.status === 503 && /Busy/.test(answer.body))) fail(`login: ${what} answered ${answer.status}: ${answer.body.slice(0, 200)}`);
     else if (answer.status < 200 || (answer.status >= 300 && answer.status < 400)) fail(`login: ${what} answered ${answer.status}`);
-    // Headers over Node's limit (many or overlong cookies) are refused by its HTTP parser before any
-    // route runs, with an empty body: counted, not failed (the daemon has no 'clientError' answer yet).
-    else if (answer.status === 431 && answer.body === '') count(target.counts, 'login.parser_refused_headers');
     else if (envelope || answer.status >= 400) {
       let parsed: unknown;
       try {

@@ -436,7 +436,7 @@ install_logged "$deb"
 check "self-signed: made on install, its fingerprint printed" said "iogate: made a new certificate (none was stored yet)"
 check "self-signed: the fingerprint line" said "SHA-256 fingerprint"
 check "self-signed: iogate takes over over HTTPS" said "iogate now serves EVOK's API at https://127.0.0.1:$port"
-check "self-signed: the key is iogate's and 0600" test "$(stat -c '%U %a' "$root/var/lib/iogate/tls/self-signed-key.pem")" = "iogate 600"
+check "self-signed: the key is iogate's and 0600" test "$(in_root stat -c '%U %a' /var/lib/iogate/tls/self-signed-key.pem)" = "iogate 600"
 check "self-signed: iogate answers over HTTPS with it" sh -c 'test "$(curl -sf --max-time 5 --cacert "$0/var/lib/iogate/tls/self-signed-cert.pem" "https://localhost:$1/version")" = "$2"' "$root" "$port" "$version_text"
 remove_and_purge "self-signed"
 

@@ -212,37 +212,38 @@ for (const [mode, limits] of [
       await assertServing(daemon);
     });
 
-    test('a request HTTP cannot parse is answered 400 and counted as HPE', async () => {
-      const metric = async () => Number(/^iogate_http_socket_errors_total\{code="HPE"\} (\d+)$/m.exec((await httpCall(daemon.baseUrl, '/metrics', { headers: bearer(READ) })).text)?.[1]);
-      const before = await metric();
+    const parseErrors = async (): Promise<number> =>
+      Number(/^iogate_http_socket_errors_total\{code="HPE"\} (\d+)$/m.exec((await httpCall(daemon.baseUrl, '/metrics', { headers: bearer(READ) })).text)?.[1]);
+
+    /** Writes `request` raw, and resolves with all the daemon answered once it closed the connection. */
+    async function rawReply(request: string): Promise<{ reply: string; body: unknown }> {
       const socket = connect(port, '127.0.0.1');
       socket.on('error', () => undefined);
       socket.setEncoding('latin1');
-      socket.write('G\0T / HTTP/1.1\r\n\r\n');
+      socket.write(request);
       let reply = '';
       socket.on('data', (chunk: string) => (reply += chunk));
       await once(socket, 'close');
+      return { reply, body: JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)) };
+    }
+
+    test('a request HTTP cannot parse is answered 400 and counted as HPE', async () => {
+      const before = await parseErrors();
+      const { reply, body } = await rawReply('G\0T / HTTP/1.1\r\n\r\n');
       assert.match(reply, /^HTTP\/1\.1 400 /);
       // In EVOK's envelope, as every other error: node:http's own answer has no body.
-      assert.deepEqual(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)), { success: false, errors: { BadRequest: 'the request is not valid HTTP' } });
-      assert.equal(await metric(), before + 1);
+      assert.deepEqual(body, { success: false, errors: { BadRequest: 'the request is not valid HTTP' } });
+      assert.equal(await parseErrors(), before + 1);
       await assertServing(daemon);
     });
 
     test('headers over the size limit are answered 431 in the envelope and counted as HPE', async () => {
-      const metric = async () => Number(/^iogate_http_socket_errors_total\{code="HPE"\} (\d+)$/m.exec((await httpCall(daemon.baseUrl, '/metrics', { headers: bearer(READ) })).text)?.[1]);
-      const before = await metric();
-      const socket = connect(port, '127.0.0.1');
-      socket.on('error', () => undefined);
-      socket.setEncoding('latin1');
-      socket.write(`GET /rest/all HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${'a'.repeat(20_000)}\r\n\r\n`);
-      let reply = '';
-      socket.on('data', (chunk: string) => (reply += chunk));
-      await once(socket, 'close');
+      const before = await parseErrors();
+      const { reply, body } = await rawReply(`GET /rest/all HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: ${'a'.repeat(20_000)}\r\n\r\n`);
       assert.match(reply, /^HTTP\/1\.1 431 /);
       assert.match(reply, /\r\nContent-Type: application\/json\r\n/);
-      assert.equal(JSON.parse(reply.slice(reply.indexOf('\r\n\r\n') + 4)).success, false);
-      assert.equal(await metric(), before + 1);
+      assert.equal((body as { success?: unknown }).success, false);
+      assert.equal(await parseErrors(), before + 1);
       await assertServing(daemon);
     });
 

@@ -131,7 +131,7 @@ test(`counter_total across ${RESTARTS} SIGKILLs, a wrap and two power cycles: ne
   await post(`${control}/pulses`, { unit: 1, input: 0, count: START });
   const pulser = startPulser(control);
   t.after(() => pulser.stop());
-  let daemon = await spawnDaemon(['--config', file], { cwd: dir });
+  let daemon = await spawnDaemon(['--config', file], { cwd: dir, tap: false });
   // Stops whichever daemon runs by then.
   t.after(() => daemon.stop());
   /** Highest total any client read so far. */
@@ -214,7 +214,7 @@ test(`counter_total across ${RESTARTS} SIGKILLs, a wrap and two power cycles: ne
       downtimeCycle = `last save ${Math.round(killedAt - savedAt)} ms before the kill, power cycle ${cycledAt - killedAt} ms after it, ` +
         `${pulser.sentBy(cycledAt) - pulser.sentBy(savedAt)} pulses counted between them`;
     }
-    daemon = await spawnDaemon(['--config', file], { cwd: dir });
+    daemon = await spawnDaemon(['--config', file], { cwd: dir, tap: false });
     let first = await readMeta(daemon);
     while (first['counter_total'] === null) {
       await pause(10);
@@ -247,7 +247,7 @@ test(`counter_total across ${RESTARTS} SIGKILLs, a wrap and two power cycles: ne
   if (process.env['IOGATE_DEBUG']) process.stderr.write(`before clean stop: board raw ${pulser.raw}; meta ${JSON.stringify(await readMeta(daemon))}\n${daemon.output()}\n`);
   // A clean stop saves everything: started again, the total is the same.
   await daemon.stop('SIGTERM');
-  daemon = await spawnDaemon(['--config', file], { cwd: dir });
+  daemon = await spawnDaemon(['--config', file], { cwd: dir, tap: false });
   let afterClean = await readTotal(daemon);
   while (afterClean === null) {
     await pause(20);

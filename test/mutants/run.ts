@@ -153,6 +153,13 @@ function run(cwd: string, command: string, args: string[], seconds: number, logT
     child.on('close', (code) => {
       clearTimeout(timer);
       running = undefined;
+      // A mutated test that fails may exit before its after-hooks stop the daemons and simulators it
+      // started; they are still in its process group, and must not run on into the next mutant or step.
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        // The group is empty: nothing was left behind.
+      }
       resolvePromise(timedOut ? 'timeout' : code ?? 1);
     });
   });

@@ -5,7 +5,8 @@
 set -euo pipefail
 . "$(dirname "$0")/debian-packages.sh"
 cd "$(dirname "$0")/.."
-packages=(nginx-light chromium curl)
+# openssl makes the CA that nginx must refuse in the panel-over-TLS test.
+packages=(nginx-light chromium curl openssl)
 ensure_debian_packages "${packages[@]}"
 # Run alone, the suite still sends its HTTP API traffic through Prism.
 if [ -z "${IOGATE_PRISM:-}" ]; then

@@ -90,9 +90,11 @@ function buildPackage(arch, spec, outFile) {
     }
     // The API description the daemon also serves at /openapi.json, for tools that read it from a file.
     install(join(args.bundle, 'openapi.json'), join(stage, 'usr/share/iogate/openapi.json'));
-    // The nginx site that serves EVOK's web panel in front of iogate, as an example to copy.
-    const nginxSite = join(root, 'deploy/nginx-iogate.conf');
-    if (existsSync(nginxSite)) install(nginxSite, join(doc, 'examples/nginx-iogate.conf'));
+    // The nginx sites that serve EVOK's web panel in front of iogate (plain HTTP, or its TLS port), as examples to copy.
+    for (const name of ['nginx-iogate.conf', 'nginx-iogate-tls.conf']) {
+      const nginxSite = join(root, 'deploy', name);
+      if (existsSync(nginxSite)) install(nginxSite, join(doc, 'examples', name));
+    }
     install(join(root, 'deploy/debian/lintian-overrides'), join(stage, 'usr/share/lintian/overrides/iogate'));
 
     const control = join(stage, 'DEBIAN');

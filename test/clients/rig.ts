@@ -1,10 +1,14 @@
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import type { LaunchedBrowser } from '../helpers/browser.js';
 import { configFile } from '../helpers/http-call.js';
+import { startHttpsDaemon, type HttpsDaemon } from '../helpers/https-daemon.js';
 import { nginxMissing, rewrite, startNginx, type RunningNginx } from '../helpers/nginx.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { startBrainRelaySim, brainRelayConfig, setBrainInput } from '../helpers/brain-relay-sim.js';
+import type { SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 
 // What the compatibility suite runs Unipi's own clients against: the built
@@ -25,9 +29,6 @@ export function clientsMissing(): string | undefined {
   if (!existsSync(PANEL_WWW) || !existsSync(NODE_RED_NODES)) return `Unipi's EVOK clients are not at ${CLIENTS} (a clone on its own); CI has them`;
   return nginxMissing();
 }
-
-/** Register 0 of the Brain section holds the DI bits; register 1 the DO bits. */
-const BRAIN_DI_REGISTER = 0;
 
 export interface Rig {
   sim: SimProcess;
@@ -60,30 +61,10 @@ function siteFor(kind: 'evok' | 'iogate', iogatePort: number, nginxPort: number)
 }
 
 export async function startRig(site: 'evok' | 'iogate'): Promise<Rig> {
-  const sim = await startSim(['--model', '00', '--slave-id', '1', '--model', '01', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0', '--toggle-ms', '0']);
+  const sim = await startBrainRelaySim();
   let daemon: SpawnedDaemon | undefined;
   try {
-    const { dir, file } = configFile(
-      `apis:
-  websocket:
-    enabled: true
-comm_channels:
-  PLC:
-    type: MODBUSTCP
-    hostname: 127.0.0.1
-    port: ${sim.tcpPort}
-    devices:
-      1:
-        model: '00'
-        slave-id: 1
-        scan_frequency: 50
-      2:
-        model: '01'
-        slave-id: 2
-        scan_frequency: 50
-`,
-      'iogate-clients-',
-    );
+    const { dir, file } = configFile(brainRelayConfig(sim.tcpPort!), 'iogate-clients-');
     daemon = await spawnDaemon(['--config', file], { cwd: dir });
     const iogatePort = Number(new URL(daemon.baseUrl).port);
     const nginx = await startNginx((port) => siteFor(site, iogatePort, port));
@@ -92,15 +73,87 @@ comm_channels:
       sim,
       daemon: running,
       nginx,
-      async setInput(index, on) {
-        const [bits] = await sim.registers(1, BRAIN_DI_REGISTER, 1);
-        await sim.setRegisters(1, BRAIN_DI_REGISTER, [on ? bits! | (1 << index) : bits! & ~(1 << index)]);
-      },
+      setInput: (index, on) => setBrainInput(sim, index, on),
       async device(dev, circuit) {
         return (await fetch(`${running.apiUrl}/rest/${dev}/${circuit}`)).json();
       },
       async stop() {
         await nginx.stop();
+        await running.stop();
+        await sim.stop();
+      },
+    };
+  } catch (error) {
+    await daemon?.stop();
+    await sim.stop();
+    throw error;
+  }
+}
+
+/** iogate's site for nginx in front of its TLS port, shipped as an example. */
+export const IOGATE_TLS_SITE = fileURLToPath(new URL('../../deploy/nginx-iogate-tls.conf', import.meta.url));
+
+/** The rig with iogate serving HTTPS (its own self-signed certificate) and wanting a token even from loopback. */
+export interface TlsRig {
+  sim: SimProcess;
+  daemon: HttpsDaemon;
+  /** The certificate iogate made for itself (`apis.tls: {self_signed: true}`). */
+  certFile: string;
+  /** The write token nginx adds to what it forwards: a browser page cannot send one. */
+  token: string;
+  setInput(index: number, on: boolean): Promise<void>;
+  /**
+   * nginx with deploy/nginx-iogate-tls.conf (only ports, paths and the token
+   * filled in) in front of the daemon, verifying its certificate against
+   * `trusted` for the name `name`; stopped with the rig.
+   */
+  nginx(trusted: string, name?: string): Promise<RunningNginx>;
+  stop(): Promise<void>;
+}
+
+/**
+ * iogate as a network deployment runs it: HTTPS on its port and
+ * `loopback_anonymous: false`, so nginx, although on loopback here, is let in
+ * only by the token it adds, as it would be from another machine.
+ */
+export async function startTlsRig(): Promise<TlsRig> {
+  const sim = await startBrainRelaySim();
+  const token = randomBytes(32).toString('hex');
+  const proxies: RunningNginx[] = [];
+  let daemon: HttpsDaemon | undefined;
+  try {
+    const { dir, file } = configFile(
+      brainRelayConfig(sim.tcpPort!, {
+        top: ['state_dir: state'],
+        apis: ['tls: {self_signed: true}', 'auth:', '  loopback_anonymous: false', '  tokens:', `    - {name: evok-panel-nginx, token: ${token}, scope: write}`],
+      }),
+      'iogate-clients-tls-',
+    );
+    daemon = await startHttpsDaemon(file, dir);
+    const running = daemon;
+    const certFile = join(dir, 'state', 'tls', 'self-signed-cert.pem');
+    return {
+      sim,
+      daemon: running,
+      certFile,
+      token,
+      setInput: (index, on) => setBrainInput(sim, index, on),
+      async nginx(trusted, name = 'localhost') {
+        const nginx = await startNginx((port) =>
+          rewrite(readFileSync(IOGATE_TLS_SITE, 'utf8'), [
+            ['server 127.0.0.1:8080;', `server 127.0.0.1:${running.port};`],
+            ['listen 80 default_server;', `listen 127.0.0.1:${port} default_server;`],
+            ['/opt/evok/www', PANEL_WWW],
+            ['/var/lib/iogate/tls/self-signed-cert.pem', trusted],
+            ['proxy_ssl_name localhost;', `proxy_ssl_name ${name};`],
+            ['PASTE-THE-TOKEN-HERE', token],
+          ]),
+        );
+        proxies.push(nginx);
+        return nginx;
+      },
+      async stop() {
+        for (const nginx of proxies) await nginx.stop();
         await running.stop();
         await sim.stop();
       },
@@ -127,6 +180,8 @@ export interface PanelPage {
   page: Page;
   errors: string[];
   frames: Array<{ text: boolean }>;
+  /** The URL of every WebSocket the page opened. */
+  sockets: string[];
   restAllLoads(): number;
 }
 
@@ -135,6 +190,7 @@ export async function openEvokPanel(browser: LaunchedBrowser, url: string): Prom
   const page = await context.newPage();
   const errors: string[] = [];
   const frames: Array<{ text: boolean }> = [];
+  const sockets: string[] = [];
   let restAllLoads = 0;
   page.on('pageerror', (error) => errors.push(error.message));
   page.on('console', (message) => {
@@ -143,7 +199,10 @@ export async function openEvokPanel(browser: LaunchedBrowser, url: string): Prom
   page.on('response', (response) => {
     if (new URL(response.url()).pathname === '/rest/all' && response.status() === 200) restAllLoads++;
   });
-  page.on('websocket', (socket) => socket.on('framereceived', ({ payload }) => frames.push({ text: typeof payload === 'string' })));
+  page.on('websocket', (socket) => {
+    sockets.push(socket.url());
+    socket.on('framereceived', ({ payload }) => frames.push({ text: typeof payload === 'string' }));
+  });
   await page.goto(url, { waitUntil: 'load' });
-  return { page, errors, frames, restAllLoads: () => restAllLoads };
+  return { page, errors, frames, sockets, restAllLoads: () => restAllLoads };
 }

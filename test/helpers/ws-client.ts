@@ -20,8 +20,9 @@ export interface TestClient {
   close(): Promise<void>;
 }
 
-export async function connect(url: string): Promise<TestClient> {
-  const ws = new WebSocket(url);
+/** `options`: the ws client's own, e.g. the `ca` to trust and headers for a wss:// URL. */
+export async function connect(url: string, options?: WebSocket.ClientOptions): Promise<TestClient> {
+  const ws = new WebSocket(url, options);
   const received: Message[] = [];
   let taken = 0;
   let wake: (() => void) | undefined;

@@ -519,5 +519,5 @@ for arch in arm64 armhf; do
   helper_pids=
 done
 
-step "packages: $(for arch in amd64 arm64 armhf; do printf '%s %s KB  ' "$arch" "$(( $(stat -c %s "dist/iogate_${version}_${arch}.deb") / 1024 ))"; done)"
+step "packages: $(for arch in amd64 arm64 armhf; do printf '%s %s KiB  ' "$arch" "$(( $(stat -c %s "dist/iogate_${version}_${arch}.deb") / 1024 ))"; done)"
 printf 'package.sh: all checks passed in %ss\n' "$((SECONDS - started))"

@@ -47,11 +47,16 @@ function longText(rng: Random): string {
   ])();
 }
 
+/** Every UTF-8 byte as %XX: unlike encodeURIComponent it takes a lone surrogate too (as U+FFFD, as a browser sends it). */
+function percentEncode(text: string): string {
+  return [...Buffer.from(text, 'utf8')].map((byte) => `%${byte.toString(16).padStart(2, '0')}`).join('');
+}
+
 function loginBody(rng: Random): { contentType: string; body: Buffer } {
   const user = rng.chance(0.5) ? LOGIN_USER : longText(rng);
   // Never the right password here: these logins must all fail.
   const password = rng.chance(0.3) ? `${LOGIN_PASSWORD}x` : longText(rng);
-  const form = (pairs: [string, string][]) => Buffer.from(pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&'));
+  const form = (pairs: [string, string][]) => Buffer.from(pairs.map(([k, v]) => `${percentEncode(k)}=${percentEncode(v)}`).join('&'));
   const kind = rng.weighted<string>([[3, 'form'], [3, 'json'], [1, 'repeated'], [1, 'truncated'], [1, 'garbage'], [1, 'huge'], [1, 'nested']]);
   const contentType = rng.weighted<string>([
     [6, kind === 'form' || kind === 'repeated' ? 'application/x-www-form-urlencoded' : 'application/json'],

@@ -25,7 +25,8 @@
 // flooding clients in this one do not delay their clocks; times are taken on
 // CLOCK_MONOTONIC (process.hrtime.bigint()), which every process shares.
 //
-//   node bench/modbus-server.mjs [--seconds N] [--clients N] [--rounds N]
+//   node bench/modbus-server.mjs [--seconds N] [--clients N] [--rounds N] [--bundle dist/iogate.js]
+// (--bundle: another build of the daemon, to compare builds.)
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
@@ -36,7 +37,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { cpuSeconds, fmt, freePort, get, percentiles, ratio, reapAtExit, spawnDaemon, spawnSim, stop, tempDir } from './common.mjs';
+import { BUNDLE, cpuSeconds, fmt, freePort, get, percentiles, ratio, reapAtExit, spawnDaemon, spawnSim, stop, tempDir } from './common.mjs';
 
 /** The light REST client's period. */
 const REST_PERIOD_MS = 20;
@@ -52,7 +53,7 @@ if (process.argv[2] === '--probe') runProbe();
 else await main();
 
 async function main() {
-  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, clients: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' } } });
+  const { values } = parseArgs({ options: { seconds: { type: 'string', default: '5' }, clients: { type: 'string', default: '10' }, rounds: { type: 'string', default: '3' }, bundle: { type: 'string', default: BUNDLE } } });
   const SECONDS = Number(values.seconds);
   const CLIENTS = Number(values.clients);
   const ROUNDS = Number(values.rounds);
@@ -79,7 +80,7 @@ async function main() {
       '',
     ].join('\n'),
   );
-  const daemon = spawnDaemon(config, httpPort);
+  const daemon = spawnDaemon(config, httpPort, { bundle: values.bundle });
   for (let i = 0; ; i++) {
     if (/Modbus TCP server listening/.test(daemon.output())) break;
     if (i > 300) throw new Error(`the daemon did not start its Modbus TCP server:\n${daemon.output()}`);
@@ -237,18 +238,20 @@ async function main() {
   }
   const ms2 = (value) => fmt(value, 2);
   const coexistence = [
-    '| phase | scans/s | × quiet | REST p50 / p99 ms | p99 × quiet | WS change → client p50 / p99 ms | p99 × quiet | WS read → client p50 / p99 ms | p99 × quiet |',
-    '|---|---|---|---|---|---|---|---|---|',
+    '| phase | scans/s | × quiet | × quiet by round | REST p50 / p99 ms | p99 × quiet | WS change → client p50 / p99 ms | p99 × quiet | WS read → client p50 / p99 ms | p99 × quiet |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
+    const byRound = r.scansPerSByRound.map((rate, round) => rate / idle.scansPerSByRound[round]);
+    r.scanRatioByRound = byRound;
     coexistence.push(
-      `| ${r.name} | ${fmt(r.scansPerS, 1)} | ${ratio(r.scansPerS, idle.scansPerS)} | ${ms2(r.rest.p50)} / ${ms2(r.rest.p99)} | ${ratio(r.rest.p99, idle.rest.p99)} | ${ms2(r.ws.p50)} / ${ms2(r.ws.p99)} | ${ratio(r.ws.p99, idle.ws.p99)} | ${ms2(r.wsRead.p50)} / ${ms2(r.wsRead.p99)} | ${ratio(r.wsRead.p99, idle.wsRead.p99)} |`,
+      `| ${r.name} | ${fmt(r.scansPerS, 1)} | ${ratio(r.scansPerS, idle.scansPerS)} | ${fmt(Math.min(...byRound), 2)}–${fmt(Math.max(...byRound), 2)} | ${ms2(r.rest.p50)} / ${ms2(r.rest.p99)} | ${ratio(r.rest.p99, idle.rest.p99)} | ${ms2(r.ws.p50)} / ${ms2(r.ws.p99)} | ${ratio(r.ws.p99, idle.ws.p99)} | ${ms2(r.wsRead.p50)} / ${ms2(r.wsRead.p99)} | ${ratio(r.wsRead.p99, idle.wsRead.p99)} |`,
     );
   }
   const samples = results.map((r) => `${r.name}: ${r.overruns} scan slots skipped, ${r.rest.count} REST (${r.restErrors} failed), ${r.ws.count} WS changes (${r.wsLost} lost)`).join('; ');
   process.stdout.write(
     `${cost.join('\n')}\n\n${coexistence.join('\n')}\n\nsamples: ${samples}; load average ${fmt(loadBefore, 2)} before, ${fmt(loadavg()[0], 2)} after\n` +
-      `${JSON.stringify({ clients: CLIENTS, seconds: SECONDS, rounds: ROUNDS, loadBefore, loadAfter: loadavg()[0], results })}\n`,
+      `${JSON.stringify({ bundle: values.bundle, clients: CLIENTS, seconds: SECONDS, rounds: ROUNDS, loadBefore, loadAfter: loadavg()[0], results })}\n`,
   );
   probe.kill();
   await stop(daemon.child);

@@ -157,7 +157,7 @@ test('polling keeps at least 90 % of its quiet rate with 10 clients reading the 
 });
 
 test('the server starts at most max_requests_per_second requests, its clients taking turns', async (t) => {
-  const rate = 1000;
+  const rate = 500;
   const setup = await bench(rate);
   const before = setup.server.stats.requests;
   const started = performance.now();

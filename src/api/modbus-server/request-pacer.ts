@@ -68,8 +68,13 @@ export class RequestPacer {
   private schedule(): void {
     if (this.immediate || this.timer || this.ready.length === 0) return;
     this.refill();
-    if (this.tokens >= 1) this.drainLater();
-    else this.timer = setTimeout(this.drainLater, Math.max(1, Math.ceil(((1 - this.tokens) * 1000) / this.ratePerSecond)));
+    if (this.tokens >= 1) {
+      this.drainLater();
+    } else {
+      // Out of tokens: sleep until a turn's worth is back, so each wake-up serves a few (a wake-up costs more than a reply).
+      const missing = Math.min(REQUESTS_PER_TURN, this.burst) - this.tokens;
+      this.timer = setTimeout(this.drainLater, Math.max(1, Math.ceil((missing * 1000) / this.ratePerSecond)));
+    }
   }
 
   /**

@@ -24,11 +24,14 @@ export const REQUESTS_PER_TURN = 4;
 export const DEFAULT_MAX_REQUESTS_PER_SECOND = 2000;
 /** The bucket holds this long's worth of requests: a master's burst of reads after a pause goes at once. */
 const BURST_MS = 20;
+/** Out of tokens, the pacer sleeps until this long's worth is back. */
+const WAKE_MS = 10;
 
 export class RequestPacer {
   /** Connections with a request to start, each at most once, in the order they asked. */
   private readonly ready: Array<() => void> = [];
   private readonly burst: number;
+  private readonly batch: number;
   private tokens: number;
   private filledAt = performance.now();
   private immediate: NodeJS.Immediate | undefined;
@@ -37,6 +40,7 @@ export class RequestPacer {
   constructor(private readonly ratePerSecond: number) {
     this.burst = Math.max(REQUESTS_PER_TURN, Math.round((ratePerSecond * BURST_MS) / 1000));
     this.tokens = this.burst;
+    this.batch = Math.max(REQUESTS_PER_TURN, Math.round((ratePerSecond * WAKE_MS) / 1000));
   }
 
   /** `start` runs in a later check phase of the loop, after the connections queued before it. */
@@ -71,8 +75,11 @@ export class RequestPacer {
     if (this.tokens >= 1) {
       this.drainLater();
     } else {
-      // Out of tokens: sleep until a turn's worth is back, so each wake-up serves a few (a wake-up costs more than a reply).
-      const missing = Math.min(REQUESTS_PER_TURN, this.burst) - this.tokens;
+      // Out of tokens: sleep until WAKE_MS worth is back, then serve them over a few turns. A
+      // wake-up costs more than a reply, and the timer counts whole milliseconds on the loop's
+      // clock (read when the turn began), so it fires up to a millisecond early or late: waiting
+      // for one turn's worth lost a quarter of the rate to that.
+      const missing = Math.min(this.batch, this.burst) - this.tokens;
       this.timer = setTimeout(this.drainLater, Math.max(1, Math.ceil((missing * 1000) / this.ratePerSecond)));
     }
   }

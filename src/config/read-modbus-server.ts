@@ -1,5 +1,6 @@
 // Reads `apis.modbus_server`: the Modbus TCP gateway in front of the buses (docs/modbus-server.md).
 import { allowEntryProblem } from '../api/modbus-server/allow-list.js';
+import { DEFAULT_MAX_REQUESTS_PER_SECOND } from '../api/modbus-server/request-pacer.js';
 import type { ModbusServerConfig } from './types.js';
 import type { ConfigSection } from './section.js';
 
@@ -15,6 +16,7 @@ export function readModbusServer(section: ConfigSection): ModbusServerConfig {
     virtualUnit: section.integer('virtual_unit', 250, 1, 255),
     write: section.boolean('write', true),
     allow: section.stringList('allow', []),
+    maxRequestsPerSecond: section.integer('max_requests_per_second', DEFAULT_MAX_REQUESTS_PER_SECOND, 1, 1_000_000),
   };
   for (const entry of config.allow) {
     const problem = allowEntryProblem(entry);

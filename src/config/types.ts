@@ -296,6 +296,8 @@ export interface ModbusServerConfig {
   write: boolean;
   /** Client addresses and CIDR prefixes allowed to connect; required off loopback. */
   allow: string[];
+  /** Requests started per second, all clients together (request-pacer.ts); absent: its default. */
+  maxRequestsPerSecond?: number;
 }
 
 export interface QualityConfig {

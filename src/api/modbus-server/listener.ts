@@ -3,11 +3,14 @@ import { MbapFramer, encodeMbap } from '../../modbus/tcp-framer.js';
 import type { AllowList } from './allow-list.js';
 import type { ClientContext } from './slave-gateway.js';
 import type { ModbusServerStats } from './stats.js';
+import { DEFAULT_MAX_REQUESTS_PER_SECOND, RequestPacer } from './request-pacer.js';
 
 // The server's sockets and their bounds. A Modbus TCP client may pipeline
 // requests; each connection's are answered one after another, in order, so
 // one client holds at most one request in the server at a time and the rest
-// waits in its own small queue. Whatever a client does (garbage, a length
+// waits in its own small queue. Requests are started at a bounded rate, a few
+// per turn of the event loop, the connections taking turns (request-pacer.ts),
+// so however many clients ask, polls, timers and the HTTP API keep theirs. Whatever a client does (garbage, a length
 // that lies, one byte at a time, never reading its replies, hundreds of
 // connections) costs only its own connection:
 //  - a stream that is not MBAP closes the connection (TCP cannot resync);
@@ -42,10 +45,17 @@ export interface ModbusListener {
   close(): Promise<void>;
 }
 
-export function modbusListener(handler: Handler, allow: AllowList | undefined, stats: ModbusServerStats, log: ListenerLog): ModbusListener {
+export function modbusListener(
+  handler: Handler,
+  allow: AllowList | undefined,
+  stats: ModbusServerStats,
+  log: ListenerLog,
+  maxRequestsPerSecond = DEFAULT_MAX_REQUESTS_PER_SECOND,
+): ModbusListener {
   const sockets = new Set<Socket>();
   const perAddress = new Map<string, number>();
   const closers = new Set<() => void>();
+  const pacer = new RequestPacer(maxRequestsPerSecond);
 
   const server = createServer((socket) => {
     const address = socket.remoteAddress ?? 'unknown';
@@ -65,7 +75,7 @@ export function modbusListener(handler: Handler, allow: AllowList | undefined, s
     sockets.add(socket);
     perAddress.set(address, fromAddress + 1);
     stats.connections++;
-    serveConnection(socket, address, handler, stats, log, closers);
+    serveConnection(socket, address, handler, stats, log, closers, pacer);
     socket.once('close', () => {
       sockets.delete(socket);
       const left = (perAddress.get(address) ?? 1) - 1;
@@ -84,11 +94,20 @@ export function modbusListener(handler: Handler, allow: AllowList | undefined, s
       new Promise<void>((resolve) => {
         server.close(() => resolve());
         for (const close of closers) close();
+        pacer.stop();
       }),
   };
 }
 
-function serveConnection(socket: Socket, address: string, handler: Handler, stats: ModbusServerStats, log: ListenerLog, closers: Set<() => void>): void {
+function serveConnection(
+  socket: Socket,
+  address: string,
+  handler: Handler,
+  stats: ModbusServerStats,
+  log: ListenerLog,
+  closers: Set<() => void>,
+  pacer: RequestPacer,
+): void {
   socket.setNoDelay(true);
   socket.setTimeout(IDLE_MS);
   const gone = new AbortController();
@@ -118,18 +137,29 @@ function serveConnection(socket: Socket, address: string, handler: Handler, stat
   };
   closers.add(close);
 
-  const next = async (): Promise<void> => {
-    if (serving) return;
+  // One request at a time, started when the pacer (request-pacer.ts) comes
+  // to this connection; a connection with more waiting then queues again,
+  // behind the others.
+  let queued = false;
+  const takeTurn = (): void => {
+    if (queued || serving || queue.length === 0 || socket.destroyed) return;
+    queued = true;
+    pacer.enqueue(serveOne);
+  };
+  const serveOne = (): void => {
+    queued = false;
+    const request = queue.shift();
+    if (request === undefined || socket.destroyed || gone.signal.aborted) return;
+    const { transactionId, unit, pdu } = request;
+    if (queue.length < PAUSE_AT && socket.isPaused()) socket.resume();
     serving = true;
-    while (queue.length > 0 && !socket.destroyed) {
-      const { transactionId, unit, pdu } = queue.shift()!;
-      if (queue.length < PAUSE_AT && socket.isPaused()) socket.resume();
-      const reply = await handler(unit, pdu, client);
-      if (socket.destroyed || gone.signal.aborted) break;
+    void handler(unit, pdu, client).then((reply) => {
+      serving = false;
+      if (socket.destroyed || gone.signal.aborted) return;
       socket.write(encodeMbap(transactionId, unit, reply));
       if (socket.writableLength > MAX_UNSENT_BYTES) return drop(`${socket.writableLength} bytes of replies not read`);
-    }
-    serving = false;
+      takeTurn();
+    });
   };
 
   const framer = new MbapFramer(
@@ -140,7 +170,7 @@ function serveConnection(socket: Socket, address: string, handler: Handler, stat
       if (queue.length >= MAX_QUEUED_FRAMES) return drop(`more than ${MAX_QUEUED_FRAMES} requests unanswered`);
       queue.push({ transactionId, unit, pdu });
       if (queue.length >= PAUSE_AT) socket.pause();
-      void next();
+      takeTurn();
     },
     (reason) => drop(reason),
   );
@@ -160,6 +190,7 @@ function serveConnection(socket: Socket, address: string, handler: Handler, stat
   });
   socket.once('close', () => {
     closers.delete(close);
+    pacer.remove(serveOne);
     clearTimeout(frameTimer);
     queue.length = 0;
     gone.abort();

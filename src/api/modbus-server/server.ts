@@ -67,6 +67,7 @@ export async function startModbusServer(config: ModbusServerConfig, runtime: Pic
     config.allow.length > 0 ? allowList(config.allow) : undefined,
     stats,
     log,
+    config.maxRequestsPerSecond,
   );
   await new Promise<void>((resolve, reject) => {
     listener.server.once('error', reject);

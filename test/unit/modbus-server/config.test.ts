@@ -24,7 +24,16 @@ function configFile(server: string[]): string {
 
 test('off by default, on loopback port 5020 when switched on', () => {
   const { config } = readCheckedConfig({ file: configFile(['enabled: false']) });
-  assert.deepEqual(config.apis.modbusServer, { enabled: false, address: '127.0.0.1', port: 5020, maxAgeMs: 100, virtualUnit: 250, write: true, allow: [] });
+  assert.deepEqual(config.apis.modbusServer, {
+    enabled: false,
+    address: '127.0.0.1',
+    port: 5020,
+    maxAgeMs: 100,
+    virtualUnit: 250,
+    write: true,
+    allow: [],
+    maxRequestsPerSecond: 2000,
+  });
   assert.match(startupSummary(config), /^ {2}Modbus TCP off$/m);
   const on = readCheckedConfig({ file: configFile(['enabled: true', 'write: false']) }).config;
   assert.match(startupSummary(on), /^ {2}Modbus TCP on, 127\.0\.0\.1:5020, iogate's own values at unit 250, cache 100 ms, writes refused, any local client$/m);
@@ -37,6 +46,11 @@ test('a non-loopback address without an allow list is refused; with one it is ac
   );
   const { config } = readCheckedConfig({ file: configFile(['enabled: true', 'address: 0.0.0.0', 'allow: [10.0.0.0/24, "fd00::/8", 192.168.1.5]']) });
   assert.deepEqual(config.apis.modbusServer.allow, ['10.0.0.0/24', 'fd00::/8', '192.168.1.5']);
+});
+
+test('max_requests_per_second is read, and must be at least 1', () => {
+  assert.equal(readCheckedConfig({ file: configFile(['enabled: true', 'max_requests_per_second: 500']) }).config.apis.modbusServer.maxRequestsPerSecond, 500);
+  assert.throws(() => readCheckedConfig({ file: configFile(['enabled: true', 'max_requests_per_second: 0']) }), /max_requests_per_second/);
 });
 
 test('an allow entry that is not an address or prefix is an error', () => {

@@ -1,13 +1,11 @@
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { renderMetrics } from '../../src/api/http/metrics.js';
 import type { ConnectFailureReason } from '../../src/api/mqtt/connect-failure.js';
 import { startGateway, type Gateway } from '../helpers/mqtt-gateway.js';
 import { Mosquitto, sleep, type Subscriber } from '../helpers/mosquitto.js';
-import { tempDir } from '../helpers/temp-dir.js';
 import { TestPki, type Issued } from '../helpers/test-pki.js';
+import { tlsBrokerConfig } from '../helpers/tls-broker.js';
 
 // The MQTT mirror against Mosquitto over TLS, with the broker demanding a
 // client certificate, taking its CN as the user name and granting topics by
@@ -22,24 +20,9 @@ let watcherCert: Issued;
 let broker: Mosquitto;
 let watcher: Subscriber;
 
-/** A Mosquitto config with the listener on loopback; `acl` is the ACL file's text. */
+/** The TLS listener of test/helpers/tls-broker.ts, with this file's CA. */
 function brokerConfig(port: number, files: { server: Issued; acl: string; crl?: boolean }): string {
-  const dir = tempDir('iogate-mosquitto-acl-');
-  chmodSync(dir, 0o755);
-  const aclFile = join(dir, 'acl');
-  writeFileSync(aclFile, files.acl);
-  return [
-    `listener ${port} 127.0.0.1`,
-    `cafile ${pki.caFile}`,
-    `certfile ${files.server.cert}`,
-    `keyfile ${files.server.key}`,
-    'require_certificate true',
-    'use_identity_as_username true',
-    files.crl === false ? '' : `crlfile ${pki.crlFile}`,
-    `acl_file ${aclFile}`,
-    'persistence false',
-    '',
-  ].join('\n');
+  return tlsBrokerConfig(port, { pki, ...files });
 }
 
 const GOOD_ACL = 'user plc1\ntopic readwrite plc1/#\ntopic write homeassistant/#\n\nuser watcher\ntopic read #\ntopic write plc1/cmd/#\n';

@@ -306,10 +306,14 @@ export class EdgeNode {
       await client.subscribeAsync([this.topics.ncmd, this.topics.dcmdFilter], { qos: 1 });
     } catch (error) {
       // A SUBACK failure code (0x80, or 0x87 "not authorized" in MQTT 5): the broker's ACL denies our topics.
-      const denied = isSubscribeRefusal(error as Error);
-      if (denied) countFailure(this.connectFailures, 'subscribe_denied');
-      const why = denied ? 'the broker denied the subscription: not authorized (ACL) [subscribe_denied]: ' : '';
-      log.warn(`Sparkplug: cannot subscribe: ${why}${(error as Error).message}; trying the next server`);
+      // Without commands (or the host's STATE) this server is no use: treated as down, like a failed connect.
+      const { index, server } = this.walk.current;
+      if (isSubscribeRefusal(error as Error)) {
+        countFailure(this.connectFailures, 'subscribe_denied');
+        this.quiet.note(`server-${index}-subscribe_denied`, `Sparkplug: ${server.url}: ${describeConnectFailure('subscribe_denied', error as Error)}; trying the next server`);
+      } else {
+        log.warn(`Sparkplug: ${server.url}: cannot subscribe: ${(error as Error).message}; trying the next server`);
+      }
       client.end(true);
       return;
     }

@@ -240,7 +240,7 @@ function modbusServerFamilies({ stats, connections }: { stats: ModbusServerStats
 function mqttFamilies(stats: MqttLinkStats): Family[] {
   return [
     single('iogate_mqtt_connected', 'gauge', '1 while the MQTT mirror is connected to its broker.', stats.connected ? 1 : 0),
-    failureFamily('iogate_mqtt_connect_failures_total', 'Failed broker connections (and denied subscriptions), by reason: TLS trust, client certificate, login, ACL, reachability.', stats.failures),
+    failureFamily('iogate_mqtt_connect_failures_total', 'Failed broker connections (and denied subscriptions and publishes), by reason: TLS trust, client certificate, login, ACL, reachability.', stats.failures),
   ];
 }
 

@@ -17,6 +17,7 @@ export type ConnectFailureReason =
   | 'client_cert_rejected'
   | 'not_authorized'
   | 'subscribe_denied'
+  | 'publish_denied'
   | 'refused'
   | 'unreachable'
   | 'other';
@@ -34,6 +35,7 @@ const PHRASES: Record<ConnectFailureReason, string> = {
   client_cert_rejected: 'the broker refused our client certificate (or needs one)',
   not_authorized: 'the broker refused the login: not authorized',
   subscribe_denied: 'the broker denied the subscription: not authorized (ACL)',
+  publish_denied: 'the broker refused a publish: not authorized (ACL)',
   refused: 'the broker refused the connection',
   unreachable: 'the broker cannot be reached',
   other: 'the connection failed',

@@ -18,6 +18,7 @@ export type ConnectFailureReason =
   | 'not_authorized'
   | 'subscribe_denied'
   | 'publish_denied'
+  | 'dropped_after_birth'
   | 'refused'
   | 'unreachable'
   | 'other';
@@ -36,6 +37,7 @@ const PHRASES: Record<ConnectFailureReason, string> = {
   not_authorized: 'the broker refused the login: not authorized',
   subscribe_denied: 'the broker denied the subscription: not authorized (ACL)',
   publish_denied: 'the broker refused a publish: not authorized (ACL)',
+  dropped_after_birth: 'the broker closed the session right after the birth (an ACL that denies our topics, on a broker that disconnects for it?)',
   refused: 'the broker refused the connection',
   unreachable: 'the broker cannot be reached',
   other: 'the connection failed',

@@ -46,6 +46,15 @@ const REPLAY_TICK_MS = 50;
  * so a client flooding NCMD Rebirth costs one birth a second, not one each.
  */
 const REBIRTH_MIN_GAP_MS = 1000;
+/**
+ * A session lost this soon after its birth counts as a failed attempt, not
+ * as a session: a broker that disconnects a client whose publish its ACL
+ * denies (EMQX, HiveMQ, aedes do) drops us right after the NBIRTH, and
+ * without this the node would reconnect and be born again four times a second.
+ */
+const BRIEF_SESSION_MS = 3000;
+/** MQTT 5 reason code "Not authorized", in a DISCONNECT from the broker. */
+const NOT_AUTHORIZED = 0x87;
 /** Socket errors that mean no CONNECT reached any broker. */
 const UNREACHED: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 /** Room for the MQTT header and topic above the largest command payload accepted (MQTT 5 brokers enforce it). */
@@ -117,6 +126,8 @@ export class EdgeNode {
   private stopping = false;
   /** The current connection has birthed at least once (a later loss starts a fresh round of servers). */
   private sessionBorn = false;
+  /** When the current connection's first birth was sent (performance.now()). */
+  private sessionBornAt = 0;
   /** Try the same server again (it refused MQTT 5 and is now spoken to in 3.1.1). */
   private retrySame = false;
   /** The last attempt never reached a broker (refused, unreachable): its bdSeq may be used again. */
@@ -243,6 +254,9 @@ export class EdgeNode {
       void this.session(client);
     });
     client.on('message', (topic, payload, packet) => this.message(client, topic, payload, packet.retain));
+    // An MQTT 5 broker says why it ends the session (0x87: not authorized, an ACL).
+    let disconnectCode: number | undefined;
+    client.on('disconnect', (packet) => (disconnectCode = packet.reasonCode));
     // Every failure ends in 'close'; errors are only reported here (mqtt.js would throw without a listener).
     client.on('error', (error: Error & { code?: number | string }) => {
       if (!settled && typeof error.code === 'string' && UNREACHED.has(error.code)) this.neverReached = true;
@@ -268,7 +282,7 @@ export class EdgeNode {
         this.retrySame = true;
         log.info(`Sparkplug: ${server.url} closed the connection before accepting MQTT 5; trying MQTT 3.1.1 with it`);
       }
-      this.lost(server.url, settled);
+      this.lost(server.url, settled, disconnectCode);
     });
   }
 
@@ -322,14 +336,21 @@ export class EdgeNode {
     else if (!this.born) log.info(`Sparkplug: waiting for primary host ${config.primaryHostId} to be online`);
   }
 
-  private lost(url: string, wasConnected: boolean): void {
+  private lost(url: string, wasConnected: boolean, disconnectCode: number | undefined): void {
     const wasBorn = this.born;
     this.goQuiet();
     // What the broker never confirmed may have died with the link: replayed after the next birth.
     const unconfirmed = this.tail.takeAll();
     for (const change of unconfirmed) this.buffer.push(change);
     if (this.stopping) return;
-    if (wasConnected && wasBorn) {
+    const brief = wasConnected && this.sessionBorn && performance.now() - this.sessionBornAt < BRIEF_SESSION_MS;
+    if (brief) {
+      const reason = disconnectCode === NOT_AUTHORIZED ? 'publish_denied' : 'dropped_after_birth';
+      countFailure(this.connectFailures, reason);
+      const after = `the broker ended the session ${Math.round(performance.now() - this.sessionBornAt)} ms after our birth`;
+      const code = disconnectCode === undefined ? '' : ` (DISCONNECT reason code 0x${disconnectCode.toString(16)})`;
+      this.quiet.note(`server-${this.walk.current.index}-${reason}`, `Sparkplug: ${url}: ${describeConnectFailure(reason, new Error(`${after}${code}`))}; changes are kept; trying the next server`);
+    } else if (wasConnected && wasBorn) {
       const kept = unconfirmed.length > 0 ? ` (and the ${unconfirmed.length} sent since the broker last answered)` : '';
       this.options.log.warn(`Sparkplug: lost ${url}; changes are kept until the next birth${kept}`);
     }
@@ -339,7 +360,7 @@ export class EdgeNode {
       this.retryTimer = setTimeout(() => void this.connectNext(), FIRST_RETRY_MS);
       return;
     }
-    this.scheduleNext(this.sessionBorn);
+    this.scheduleNext(this.sessionBorn && !brief);
   }
 
   /** The session ended (or is about to): no more DATA until the next birth; changes go to the buffer. */
@@ -472,6 +493,7 @@ export class EdgeNode {
     this.publish(client, this.topics.node('NBIRTH'), nodeBirthMetrics(this.bdSeq ?? 0, this.options.properties, this.startedAt, now), now);
     this.counts.nodeBirths++;
     this.born = true;
+    if (!this.sessionBorn) this.sessionBornAt = performance.now();
     this.sessionBorn = true;
     this.waitingForHost = false;
     for (const device of this.model.devices) if (device.online()) this.deviceBirth(client, device);

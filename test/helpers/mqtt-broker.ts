@@ -20,7 +20,7 @@ export interface BrokerOptions {
   beforeSubscribe?: (topic: string) => Promise<void>;
   /** Refuse (SUBACK 0x80) subscriptions whose filter this returns true for, as a broker's ACL does. */
   denySubscribe?: (filter: string) => boolean;
-  /** Refuse publishes to topics this returns true for: aedes then closes the client's connection, as EMQX or HiveMQ may. */
+  /** Refuse publishes to topics this returns true for: aedes then closes the client's connection (EMQX can be set to do the same). */
   denyPublish?: (topic: string) => boolean;
 }
 

@@ -49,7 +49,7 @@ const REBIRTH_MIN_GAP_MS = 1000;
 /**
  * A session lost this soon after its birth counts as a failed attempt, not
  * as a session: a broker that disconnects a client whose publish its ACL
- * denies (EMQX, HiveMQ, aedes do) drops us right after the NBIRTH, and
+ * denies (aedes does; EMQX can be set to) drops us right after the NBIRTH, and
  * without this the node would reconnect and be born again four times a second.
  */
 const BRIEF_SESSION_MS = 3000;

@@ -6,9 +6,9 @@ import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { startEdgeGate } from '../../helpers/sparkplug-gate.js';
 import { TahuHost } from '../../helpers/sparkplug-host.js';
 
-// A broker whose ACL denies the node's NBIRTH and which, like EMQX or HiveMQ
-// (and aedes here), closes the connection of a client whose publish it
-// denies: the node is dropped right after each birth. That is a failing
+// A broker whose ACL denies the node's NBIRTH and which closes the
+// connection of a client whose publish it denies (aedes does; EMQX can be set
+// to): the node is dropped right after each birth. That is a failing
 // server, not a session: it is logged and counted, the node walks on, and
 // with no other server it tries again with growing delays, not four times a
 // second.

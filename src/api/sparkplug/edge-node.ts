@@ -128,6 +128,8 @@ export class EdgeNode {
   private sessionBorn = false;
   /** When the current connection's first birth was sent (performance.now()). */
   private sessionBornAt = 0;
+  /** The node itself ends the current connection (host offline, Next Server): not the broker's doing. */
+  private leaving = false;
   /** Try the same server again (it refused MQTT 5 and is now spoken to in 3.1.1). */
   private retrySame = false;
   /** The last attempt never reached a broker (refused, unreachable): its bdSeq may be used again. */
@@ -242,6 +244,7 @@ export class EdgeNode {
     if (this.stopping) return;
     this.bdSeq = bdSeq;
     this.sessionBorn = false;
+    this.leaving = false;
     this.neverReached = false;
     const client = connect(server.url, this.clientOptions(server, index, bdSeq));
     this.client = client;
@@ -343,7 +346,7 @@ export class EdgeNode {
     const unconfirmed = this.tail.takeAll();
     for (const change of unconfirmed) this.buffer.push(change);
     if (this.stopping) return;
-    const brief = wasConnected && this.sessionBorn && performance.now() - this.sessionBornAt < BRIEF_SESSION_MS;
+    const brief = wasConnected && this.sessionBorn && !this.leaving && performance.now() - this.sessionBornAt < BRIEF_SESSION_MS;
     if (brief) {
       const reason = disconnectCode === NOT_AUTHORIZED ? 'publish_denied' : 'dropped_after_birth';
       countFailure(this.connectFailures, reason);
@@ -389,6 +392,7 @@ export class EdgeNode {
     const client = this.client;
     if (!client) return;
     this.options.log.info(`Sparkplug: leaving ${this.walk.current.server.url}: ${reason}`);
+    this.leaving = true;
     this.goQuiet();
     // The connection's close walks on to the next server (see connectNext).
     void this.disconnect(client, false);

@@ -60,3 +60,22 @@ test('a lone server that drops every birth is tried again with growing delays', 
     await strict.stop();
   }
 });
+
+test('leaving on its own right after the birth (Next Server) is not counted as dropped', async () => {
+  const first = await TestBroker.start();
+  const second = await TestBroker.start();
+  const host = await TahuHost.connect(first.url, 'plant');
+  const { gate, node } = await startEdgeGate(first.url, 'kicked3', { moreServers: [second.url] });
+  try {
+    await host.waitFor((m) => m.edgeNode === 'kicked3' && m.type === 'NBIRTH', 10_000, 'NBIRTH on the first server');
+    await host.command('kicked3', undefined, [{ name: 'Node Control/Next Server', type: 'Boolean', value: true }]);
+    await until(() => node.stats().server === second.url && node.stats().born, 'born on the second server');
+    assert.deepEqual(node.stats().connectFailures, {});
+  } finally {
+    await node.stop();
+    await gate.close();
+    await host.close();
+    await second.stop();
+    await first.stop();
+  }
+});

@@ -132,6 +132,11 @@ async function walksOnAndKeepsChanges(firstServer: Server, reason: ConnectFailur
     );
     assert.equal(await rig.metric('iogate_sparkplug_buffer_dropped_total'), 0);
     assert.deepEqual(host.undecodable, []);
+  } catch (error) {
+    // What the node did, and when, to tell a slow machine from a stall.
+    const node = rig.daemon!.output().split('\n').filter((text) => text.includes('Sparkplug'));
+    (error as Error).message += `\n${Date.now()}: the daemon's Sparkplug lines:\n${node.slice(-30).join('\n')}`;
+    throw error;
   } finally {
     await rig.stop();
     await goodPath.restore();

@@ -84,6 +84,11 @@ export class Mosquitto {
     throw new Error('mosquitto did not start listening');
   }
 
+  /** SIGHUP: Mosquitto reads its ACL file again, keeping its clients connected. */
+  reload(): void {
+    this.broker?.kill('SIGHUP');
+  }
+
   async stop(): Promise<void> {
     const broker = this.broker;
     if (!broker || broker.exitCode !== null) return;

@@ -20,6 +20,8 @@ export interface BrokerOptions {
   beforeSubscribe?: (topic: string) => Promise<void>;
   /** Refuse (SUBACK 0x80) subscriptions whose filter this returns true for, as a broker's ACL does. */
   denySubscribe?: (filter: string) => boolean;
+  /** Refuse publishes to topics this returns true for: aedes then closes the client's connection (EMQX can be set to do the same). */
+  denyPublish?: (topic: string) => boolean;
 }
 
 export class TestBroker {
@@ -46,7 +48,7 @@ export class TestBroker {
 
   /** Listen again (on the same port after a stop). */
   async listen(): Promise<void> {
-    const { credentials, tls, connackDelayMs = 0, beforeSubscribe, denySubscribe } = this.options;
+    const { credentials, tls, connackDelayMs = 0, beforeSubscribe, denySubscribe, denyPublish } = this.options;
     const broker = Aedes.createBroker({
       authenticate: (_client, username, password, done) => {
         this.logins.push(username);
@@ -54,6 +56,7 @@ export class TestBroker {
         if (connackDelayMs > 0) setTimeout(() => done(null, accepted), connackDelayMs);
         else done(null, accepted);
       },
+      authorizePublish: (_client, packet, done) => done(denyPublish?.(packet.topic) ? new Error(`publish to ${packet.topic} denied`) : null),
       authorizeSubscribe: (_client, subscription, done) => {
         const denied = denySubscribe?.(subscription.topic) === true;
         if (!denied) this.granted.push(subscription.topic);

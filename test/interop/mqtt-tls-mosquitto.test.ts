@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { chmodSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import { renderMetrics } from '../../src/api/http/metrics.js';
 import type { ConnectFailureReason } from '../../src/api/mqtt/connect-failure.js';
 import { startGateway, type Gateway } from '../helpers/mqtt-gateway.js';
 import { Mosquitto, sleep, type Subscriber } from '../helpers/mosquitto.js';
-import { tempDir } from '../helpers/temp-dir.js';
 import { TestPki, type Issued } from '../helpers/test-pki.js';
+import { tlsBrokerConfig } from '../helpers/tls-broker.js';
 
 // The MQTT mirror against Mosquitto over TLS, with the broker demanding a
 // client certificate, taking its CN as the user name and granting topics by
@@ -22,24 +21,9 @@ let watcherCert: Issued;
 let broker: Mosquitto;
 let watcher: Subscriber;
 
-/** A Mosquitto config with the listener on loopback; `acl` is the ACL file's text. */
+/** The TLS listener of test/helpers/tls-broker.ts, with this file's CA. */
 function brokerConfig(port: number, files: { server: Issued; acl: string; crl?: boolean }): string {
-  const dir = tempDir('iogate-mosquitto-acl-');
-  chmodSync(dir, 0o755);
-  const aclFile = join(dir, 'acl');
-  writeFileSync(aclFile, files.acl);
-  return [
-    `listener ${port} 127.0.0.1`,
-    `cafile ${pki.caFile}`,
-    `certfile ${files.server.cert}`,
-    `keyfile ${files.server.key}`,
-    'require_certificate true',
-    'use_identity_as_username true',
-    files.crl === false ? '' : `crlfile ${pki.crlFile}`,
-    `acl_file ${aclFile}`,
-    'persistence false',
-    '',
-  ].join('\n');
+  return tlsBrokerConfig(port, { pki, ...files });
 }
 
 const GOOD_ACL = 'user plc1\ntopic readwrite plc1/#\ntopic write homeassistant/#\n\nuser watcher\ntopic read #\ntopic write plc1/cmd/#\n';
@@ -53,9 +37,11 @@ function tlsLines(files: { ca?: string; cert: string; key: string }): string {
   return `    tls:\n      ca: ${files.ca ?? pki.caFile}\n      cert: ${files.cert}\n      key: ${files.key}`;
 }
 
-async function gatewayWith(port: number, client: Issued, options: { ca?: string; clientId?: string } = {}): Promise<Gateway> {
+/** `qos`: of everything the mirror publishes (the config's default is 0). */
+async function gatewayWith(port: number, client: Issued, options: { ca?: string; clientId?: string; qos?: 0 | 1 } = {}): Promise<Gateway> {
   const discovery = '    homeassistant:\n      enabled: true';
-  return startGateway({ port, clientId: options.clientId ?? 'plc1', protocol: 'auto', extra: `${tlsLines({ ...client, ca: options.ca })}\n${discovery}` });
+  const qos = options.qos === undefined ? '' : `\n    qos: ${options.qos}`;
+  return startGateway({ port, clientId: options.clientId ?? 'plc1', protocol: 'auto', extra: `${tlsLines({ ...client, ca: options.ca })}\n${discovery}${qos}` });
 }
 
 async function until<T>(what: string, check: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
@@ -209,6 +195,42 @@ test('an ACL that denies the command topics: Mosquitto grants the subscription b
       await strict.publish('plc1/cmd/do/1_02', '{"value": 1}');
       await seen.waitFor('plc1/ack/do/1_03', () => true, 2000).catch(() => undefined);
     }
+  } finally {
+    seen.close();
+    await gateway.stop();
+    await strict.stop();
+  }
+});
+
+test('an ACL that denies the state topics, MQTT 5 at QoS 1: each refusal (PUBACK 0x87) is logged and counted, and the states reach the broker once the ACL is fixed and reloaded', async () => {
+  // Mosquitto 2.0 answers a denied QoS 1 publish of an MQTT 5 client with
+  // PUBACK reason code 0x87; at QoS 0 or over 3.1.1 it drops it unseen.
+  const deniedAcl = 'user plc1\ntopic deny plc1/event/#\ntopic readwrite plc1/#\ntopic write homeassistant/#\n\nuser watcher\ntopic read #\ntopic write plc1/cmd/#\n';
+  let config = '';
+  const strict = await Mosquitto.startWith((port) => (config = brokerConfig(port, { server, acl: deniedAcl })), watcherArgs());
+  const seen = strict.subscribe('plc1/#');
+  const gateway = await gatewayWith(strict.port, plc, { qos: 1 });
+  try {
+    const line = await until('a refused publish logged', () => gateway.log.find((text) => text.includes('[publish_denied]')));
+    assert.match(line, /^WARNING MQTT: the broker refused a publish to plc1\/event\/[^ ]+: not authorized \(ACL\) \[publish_denied\] \(reason code 0x87\); retained, so sent again in 1 s/);
+    assert.match(metricsOf(gateway), /^iogate_mqtt_connect_failures_total\{reason="publish_denied"\} [1-9]/m);
+    // Not a lost connection: the rest goes on (status, commands).
+    await seen.waitFor('plc1/status', (payload) => payload === 'online');
+    assert.match(metricsOf(gateway), /^iogate_mqtt_connected 1$/m);
+    assert.equal(seen.lines.filter((one) => one.topic.startsWith('plc1/event/')).length, 0);
+    // Refused again on each retry (the delays grow), and logged at most once a minute.
+    const refused = gateway.bridge.stats().failures.publish_denied!;
+    await until('a retry refused again', () => gateway.bridge.stats().failures.publish_denied! > refused);
+    assert.equal(gateway.log.filter((text) => text.includes('[publish_denied]')).length, 1);
+    // The operator fixes the ACL and reloads Mosquitto (SIGHUP): no reconnect, the retained states arrive.
+    // The ACL file is rewritten in place, and Mosquitto told to read it again.
+    writeFileSync(/^acl_file (.+)$/m.exec(config)![1]!, GOOD_ACL);
+    strict.reload();
+    const state = await seen.waitFor('plc1/event/do/1_01', () => true, 60_000);
+    assert.equal(state.retained, false);
+    assert.equal(JSON.parse(state.payload).circuit, '1_01');
+    assert.equal((await strict.retainedOn('plc1/event/do/1_01')) !== '', true, 'the broker holds the state as retained');
+    assert.equal(gateway.log.filter((text) => text.includes('MQTT: connected to')).length, 1, 'the same connection throughout');
   } finally {
     seen.close();
     await gateway.stop();

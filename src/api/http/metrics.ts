@@ -240,7 +240,7 @@ function modbusServerFamilies({ stats, connections }: { stats: ModbusServerStats
 function mqttFamilies(stats: MqttLinkStats): Family[] {
   return [
     single('iogate_mqtt_connected', 'gauge', '1 while the MQTT mirror is connected to its broker.', stats.connected ? 1 : 0),
-    failureFamily('iogate_mqtt_connect_failures_total', 'Failed broker connections (and denied subscriptions), by reason: TLS trust, client certificate, login, ACL, reachability.', stats.failures),
+    failureFamily('iogate_mqtt_connect_failures_total', 'Failed broker connections (and denied subscriptions and publishes), by reason: TLS trust, client certificate, login, ACL, reachability.', stats.failures),
   ];
 }
 
@@ -252,7 +252,7 @@ function failureFamily(name: string, help: string, counts: ConnectFailureCounts)
 function sparkplugFamilies(stats: EdgeNodeStats): Family[] {
   const { commands } = stats;
   return [
-    failureFamily('iogate_sparkplug_connect_failures_total', 'Failed server connections (and denied subscriptions), by reason: TLS trust, client certificate, login, ACL, reachability.', stats.connectFailures),
+    failureFamily('iogate_sparkplug_connect_failures_total', 'Failed server connections (and denied subscriptions, sessions dropped right after the birth), by reason: TLS trust, client certificate, login, ACL, reachability.', stats.connectFailures),
     single('iogate_sparkplug_connected', 'gauge', '1 while connected to a server; the label names it.', stats.connected ? 1 : 0, { server: stats.server ?? '' }),
     single('iogate_sparkplug_born', 'gauge', '1 while the node is born (NBIRTH sent on this connection).', stats.born ? 1 : 0),
     single('iogate_sparkplug_waiting_for_host', 'gauge', '1 while connected but waiting for the primary host to be online.', stats.waitingForHost ? 1 : 0),

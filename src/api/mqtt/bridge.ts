@@ -10,6 +10,7 @@ import { CommandHandler } from './command-handler.js';
 import { isSubscribeRefusal } from './connect-failure.js';
 import { OFFLINE, ONLINE, connectBroker, type MqttLinkStats } from './connection.js';
 import { DiscoveryPublisher } from './discovery.js';
+import { watchPublishRefusals } from './publish-refusals.js';
 import { StatePublisher } from './state-publisher.js';
 import { Topics } from './topics.js';
 
@@ -40,12 +41,15 @@ export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOpt
   const link = connectBroker(config, topics, log);
   const { client } = link;
   const { qos } = config;
-  const states = new StatePublisher({ sink: client, topics, qos, retain: config.retain, log });
-  const availability = new SlaveAvailability(client, topics, qos, slaves, log);
-  const commands = new CommandHandler({ sink: client, topics, registry, feed, qos, log });
+  // Every publish goes through `sink`, which notices the ones the broker refuses (MQTT 5, QoS ≥ 1).
+  const refusals = watchPublishRefusals(client, log, () => link.note('publish_denied'));
+  const { sink } = refusals;
+  const states = new StatePublisher({ sink, topics, qos, retain: config.retain, log });
+  const availability = new SlaveAvailability(sink, topics, qos, slaves, log);
+  const commands = new CommandHandler({ sink, topics, registry, feed, qos, log });
   const slaveOf = slaveIndex(slaves, registry);
   const discovery = config.homeassistant.enabled
-    ? new DiscoveryPublisher(client, { topics, discoveryPrefix: config.homeassistant.discoveryPrefix, bridgeId: config.clientId, qos }, (device) => slaveOf.get(device))
+    ? new DiscoveryPublisher(sink, { topics, discoveryPrefix: config.homeassistant.discoveryPrefix, bridgeId: config.clientId, qos }, (device) => slaveOf.get(device))
     : undefined;
 
   // A broker whose ACL denies the command topics answers the SUBSCRIBE with a
@@ -76,7 +80,7 @@ export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOpt
   };
 
   client.on('connect', () => {
-    client.publish(topics.status, ONLINE, { qos, retain: true });
+    sink.publish(topics.status, ONLINE, { qos, retain: true });
     clearTimeout(subscribeRetry);
     subscribeDelay = FIRST_SUBSCRIBE_RETRY_MS;
     subscribeCommands();
@@ -100,9 +104,10 @@ export function startMqtt({ config, registry, feed, slaves, log }: MqttBridgeOpt
     async stop() {
       stopped = true;
       clearTimeout(subscribeRetry);
+      refusals.stop();
       unsubscribe();
       // Written before the DISCONNECT, which waits for its acknowledgement (bounded: see close-client.ts).
-      if (client.connected) client.publish(topics.status, OFFLINE, { qos, retain: true });
+      if (client.connected) sink.publish(topics.status, OFFLINE, { qos, retain: true });
       await link.close();
     },
   };

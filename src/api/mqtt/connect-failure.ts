@@ -17,6 +17,8 @@ export type ConnectFailureReason =
   | 'client_cert_rejected'
   | 'not_authorized'
   | 'subscribe_denied'
+  | 'publish_denied'
+  | 'dropped_after_birth'
   | 'refused'
   | 'unreachable'
   | 'other';
@@ -34,6 +36,8 @@ const PHRASES: Record<ConnectFailureReason, string> = {
   client_cert_rejected: 'the broker refused our client certificate (or needs one)',
   not_authorized: 'the broker refused the login: not authorized',
   subscribe_denied: 'the broker denied the subscription: not authorized (ACL)',
+  publish_denied: 'the broker refused a publish: not authorized (ACL)',
+  dropped_after_birth: 'the broker closed the session right after the birth (an ACL that denies our topics, on a broker that disconnects for it?)',
   refused: 'the broker refused the connection',
   unreachable: 'the broker cannot be reached',
   other: 'the connection failed',

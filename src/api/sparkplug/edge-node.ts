@@ -46,6 +46,15 @@ const REPLAY_TICK_MS = 50;
  * so a client flooding NCMD Rebirth costs one birth a second, not one each.
  */
 const REBIRTH_MIN_GAP_MS = 1000;
+/**
+ * A session lost this soon after its birth counts as a failed attempt, not
+ * as a session: a broker that disconnects a client whose publish its ACL
+ * denies (aedes does; EMQX can be set to) drops us right after the NBIRTH, and
+ * without this the node would reconnect and be born again four times a second.
+ */
+const BRIEF_SESSION_MS = 3000;
+/** MQTT 5 reason code "Not authorized", in a DISCONNECT from the broker. */
+const NOT_AUTHORIZED = 0x87;
 /** Socket errors that mean no CONNECT reached any broker. */
 const UNREACHED: ReadonlySet<string> = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 /** Room for the MQTT header and topic above the largest command payload accepted (MQTT 5 brokers enforce it). */
@@ -117,6 +126,10 @@ export class EdgeNode {
   private stopping = false;
   /** The current connection has birthed at least once (a later loss starts a fresh round of servers). */
   private sessionBorn = false;
+  /** When the current connection's first birth was sent (performance.now()). */
+  private sessionBornAt = 0;
+  /** The node itself ends the current connection (host offline, Next Server): not the broker's doing. */
+  private leaving = false;
   /** Try the same server again (it refused MQTT 5 and is now spoken to in 3.1.1). */
   private retrySame = false;
   /** The last attempt never reached a broker (refused, unreachable): its bdSeq may be used again. */
@@ -231,6 +244,7 @@ export class EdgeNode {
     if (this.stopping) return;
     this.bdSeq = bdSeq;
     this.sessionBorn = false;
+    this.leaving = false;
     this.neverReached = false;
     const client = connect(server.url, this.clientOptions(server, index, bdSeq));
     this.client = client;
@@ -243,6 +257,9 @@ export class EdgeNode {
       void this.session(client);
     });
     client.on('message', (topic, payload, packet) => this.message(client, topic, payload, packet.retain));
+    // An MQTT 5 broker says why it ends the session (0x87: not authorized, an ACL).
+    let disconnectCode: number | undefined;
+    client.on('disconnect', (packet) => (disconnectCode = packet.reasonCode));
     // Every failure ends in 'close'; errors are only reported here (mqtt.js would throw without a listener).
     client.on('error', (error: Error & { code?: number | string }) => {
       if (!settled && typeof error.code === 'string' && UNREACHED.has(error.code)) this.neverReached = true;
@@ -268,7 +285,7 @@ export class EdgeNode {
         this.retrySame = true;
         log.info(`Sparkplug: ${server.url} closed the connection before accepting MQTT 5; trying MQTT 3.1.1 with it`);
       }
-      this.lost(server.url, settled);
+      this.lost(server.url, settled, disconnectCode);
     });
   }
 
@@ -306,10 +323,14 @@ export class EdgeNode {
       await client.subscribeAsync([this.topics.ncmd, this.topics.dcmdFilter], { qos: 1 });
     } catch (error) {
       // A SUBACK failure code (0x80, or 0x87 "not authorized" in MQTT 5): the broker's ACL denies our topics.
-      const denied = isSubscribeRefusal(error as Error);
-      if (denied) countFailure(this.connectFailures, 'subscribe_denied');
-      const why = denied ? 'the broker denied the subscription: not authorized (ACL) [subscribe_denied]: ' : '';
-      log.warn(`Sparkplug: cannot subscribe: ${why}${(error as Error).message}; trying the next server`);
+      // Without commands (or the host's STATE) this server is no use: treated as down, like a failed connect.
+      const { index, server } = this.walk.current;
+      if (isSubscribeRefusal(error as Error)) {
+        countFailure(this.connectFailures, 'subscribe_denied');
+        this.quiet.note(`server-${index}-subscribe_denied`, `Sparkplug: ${server.url}: ${describeConnectFailure('subscribe_denied', error as Error)}; trying the next server`);
+      } else {
+        log.warn(`Sparkplug: ${server.url}: cannot subscribe: ${(error as Error).message}; trying the next server`);
+      }
       client.end(true);
       return;
     }
@@ -318,14 +339,21 @@ export class EdgeNode {
     else if (!this.born) log.info(`Sparkplug: waiting for primary host ${config.primaryHostId} to be online`);
   }
 
-  private lost(url: string, wasConnected: boolean): void {
+  private lost(url: string, wasConnected: boolean, disconnectCode: number | undefined): void {
     const wasBorn = this.born;
     this.goQuiet();
     // What the broker never confirmed may have died with the link: replayed after the next birth.
     const unconfirmed = this.tail.takeAll();
     for (const change of unconfirmed) this.buffer.push(change);
     if (this.stopping) return;
-    if (wasConnected && wasBorn) {
+    const brief = wasConnected && this.sessionBorn && !this.leaving && performance.now() - this.sessionBornAt < BRIEF_SESSION_MS;
+    if (brief) {
+      const reason = disconnectCode === NOT_AUTHORIZED ? 'publish_denied' : 'dropped_after_birth';
+      countFailure(this.connectFailures, reason);
+      const after = `the broker ended the session ${Math.round(performance.now() - this.sessionBornAt)} ms after our birth`;
+      const code = disconnectCode === undefined ? '' : ` (DISCONNECT reason code 0x${disconnectCode.toString(16)})`;
+      this.quiet.note(`server-${this.walk.current.index}-${reason}`, `Sparkplug: ${url}: ${describeConnectFailure(reason, new Error(`${after}${code}`))}; changes are kept; trying the next server`);
+    } else if (wasConnected && wasBorn) {
       const kept = unconfirmed.length > 0 ? ` (and the ${unconfirmed.length} sent since the broker last answered)` : '';
       this.options.log.warn(`Sparkplug: lost ${url}; changes are kept until the next birth${kept}`);
     }
@@ -335,7 +363,7 @@ export class EdgeNode {
       this.retryTimer = setTimeout(() => void this.connectNext(), FIRST_RETRY_MS);
       return;
     }
-    this.scheduleNext(this.sessionBorn);
+    this.scheduleNext(this.sessionBorn && !brief);
   }
 
   /** The session ended (or is about to): no more DATA until the next birth; changes go to the buffer. */
@@ -364,6 +392,7 @@ export class EdgeNode {
     const client = this.client;
     if (!client) return;
     this.options.log.info(`Sparkplug: leaving ${this.walk.current.server.url}: ${reason}`);
+    this.leaving = true;
     this.goQuiet();
     // The connection's close walks on to the next server (see connectNext).
     void this.disconnect(client, false);
@@ -468,6 +497,7 @@ export class EdgeNode {
     this.publish(client, this.topics.node('NBIRTH'), nodeBirthMetrics(this.bdSeq ?? 0, this.options.properties, this.startedAt, now), now);
     this.counts.nodeBirths++;
     this.born = true;
+    if (!this.sessionBorn) this.sessionBornAt = performance.now();
     this.sessionBorn = true;
     this.waitingForHost = false;
     for (const device of this.model.devices) if (device.online()) this.deviceBirth(client, device);

@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { GoneSignal } from '../../modbus/gone-signal.js';
 import { MbapFramer, encodeMbap } from '../../modbus/tcp-framer.js';
 import type { AllowList } from './allow-list.js';
 import type { ClientContext } from './slave-gateway.js';
@@ -91,8 +92,8 @@ export function modbusListener(handler: Handler, allow: AllowList | undefined, s
 function serveConnection(socket: Socket, address: string, handler: Handler, stats: ModbusServerStats, log: ListenerLog, closers: Set<() => void>): void {
   socket.setNoDelay(true);
   socket.setTimeout(IDLE_MS);
-  const gone = new AbortController();
-  const client: ClientContext = { who: `modbus:${address}`, signal: gone.signal };
+  const gone = new GoneSignal();
+  const client: ClientContext = { who: `modbus:${address}`, signal: gone };
   const queue: Array<{ transactionId: number; unit: number; pdu: Buffer }> = [];
   let serving = false;
   let frameTimer: NodeJS.Timeout | undefined;
@@ -125,7 +126,7 @@ function serveConnection(socket: Socket, address: string, handler: Handler, stat
       const { transactionId, unit, pdu } = queue.shift()!;
       if (queue.length < PAUSE_AT && socket.isPaused()) socket.resume();
       const reply = await handler(unit, pdu, client);
-      if (socket.destroyed || gone.signal.aborted) break;
+      if (socket.destroyed || gone.aborted) break;
       socket.write(encodeMbap(transactionId, unit, reply));
       if (socket.writableLength > MAX_UNSENT_BYTES) return drop(`${socket.writableLength} bytes of replies not read`);
     }
@@ -134,7 +135,7 @@ function serveConnection(socket: Socket, address: string, handler: Handler, stat
 
   const framer = new MbapFramer(
     (transactionId, unit, pdu) => {
-      if (gone.signal.aborted) return;
+      if (gone.aborted) return;
       clearTimeout(frameTimer);
       frameTimer = undefined;
       if (queue.length >= MAX_QUEUED_FRAMES) return drop(`more than ${MAX_QUEUED_FRAMES} requests unanswered`);
@@ -150,7 +151,7 @@ function serveConnection(socket: Socket, address: string, handler: Handler, stat
     if (framer.buffered === 0) {
       clearTimeout(frameTimer);
       frameTimer = undefined;
-    } else if (frameTimer === undefined && !gone.signal.aborted) {
+    } else if (frameTimer === undefined && !gone.aborted) {
       frameTimer = setTimeout(() => drop(`a frame did not complete within ${FRAME_DEADLINE_MS} ms`), FRAME_DEADLINE_MS);
     }
   });

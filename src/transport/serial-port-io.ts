@@ -68,6 +68,13 @@ const UV_READABLE = 1;
 /** A Modbus RTU frame is at most 256 bytes; a read takes what is there up to this. */
 const READ_SIZE = 1024;
 const TRY_AGAIN = new Set(['EAGAIN', 'EWOULDBLOCK', 'EINTR']);
+/**
+ * Frames that may wait behind one the kernel did not take. The bus has one
+ * transaction on the wire at a time, so more mean the port takes nothing
+ * (a stalled adapter): it is failed and reopened rather than sent a backlog
+ * of requests that are stale by the time they would go.
+ */
+const MAX_WAITING_WRITES = 4;
 
 function endOfFile(): Error {
   return Object.assign(new Error('end of file: the device is gone (or the other end of the pty closed)'), { code: 'EOF' });
@@ -88,6 +95,7 @@ function descriptorIo(port: UnixPort, handlers: PortHandlers): PortIo {
   let stopped = false;
   /** The binding's write of what the kernel did not take at once; later frames go after it. */
   let writing: Promise<void> | undefined;
+  let waitingWrites = 0;
 
   const fail = (error: Error): void => {
     if (stopped) return;
@@ -133,11 +141,17 @@ function descriptorIo(port: UnixPort, handlers: PortHandlers): PortIo {
   };
 
   const writeLater = (rest: Buffer): void => {
+    if (waitingWrites >= MAX_WAITING_WRITES) {
+      fail(new Error(`${MAX_WAITING_WRITES} frames wait behind one the port has not taken`));
+      return;
+    }
+    waitingWrites++;
     const previous = writing ?? Promise.resolve();
     const write: Promise<void> = previous
       .then(() => (stopped ? undefined : port.write(rest)))
       .then(
         () => {
+          waitingWrites--;
           if (writing === write) writing = undefined;
         },
         (error: Error & { canceled?: boolean }) => {

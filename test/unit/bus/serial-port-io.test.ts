@@ -47,7 +47,7 @@ function port(descriptor = fd) {
       isOpen: true,
       poller: new FakePoller(),
       read: () => Promise.reject(new Error('the binding is not asked to read')),
-      write: async (rest: Buffer) => void handedOn.push(Buffer.from(rest)),
+      write: async (rest: Buffer): Promise<void> => void handedOn.push(Buffer.from(rest)),
       close: async () => {},
     },
   };
@@ -124,6 +124,29 @@ test('a full line (EAGAIN) hands the whole frame to the binding', async () => {
   assert.deepEqual(handedOn, [frame]);
   drain();
   io.stop();
+});
+
+test('a port that takes nothing is failed, not sent a growing backlog', async () => {
+  const filler = Buffer.alloc(65536, 7);
+  try {
+    for (;;) writeSync(fd, filler);
+  } catch (error) {
+    assert.equal((error as { code?: string }).code, 'EAGAIN');
+  }
+  const { port: p } = port();
+  p.poller.poll = () => {};
+  // The binding's write never completes: the adapter stalled.
+  p.write = () => new Promise<void>(() => {});
+  const failures: Error[] = [];
+  const io = startPortIo(p, { data: () => {}, failed: (error) => failures.push(error) });
+  const frame = Buffer.from([1, 3, 0, 0, 0, 2, 0xc4, 0x0b]);
+  for (let i = 0; i < 4; i++) io.write(frame);
+  await settled();
+  assert.equal(failures.length, 0);
+  io.write(frame);
+  assert.equal(failures.length, 1);
+  assert.match(failures[0]!.message, /4 frames wait behind one the port has not taken/);
+  drain();
 });
 
 test('reads wait for the poller, a wake-up with nothing to read waits again, and each chunk is handed on', async () => {

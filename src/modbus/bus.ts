@@ -602,12 +602,17 @@ export class ModbusBus {
   private holdLine(wait: number): void {
     this.gapWaiting = true;
     const silence = this.link.silenceMs;
+    // Whole milliseconds: Node's timers run on the loop's clock, which counts
+    // whole milliseconds, so a timer of 1.75 ms and one of 2 ms run at the
+    // same turn of the loop. But Node asks libuv for the fraction cut off
+    // (1 ms), wakes, finds the timer not due and sleeps again: a wake-up of
+    // the whole process for nothing on every transaction.
     if (wait <= silence) {
       if (this.silenceTimer) this.silenceTimer.refresh();
-      else this.silenceTimer = setTimeout(this.lineFree, silence);
+      else this.silenceTimer = setTimeout(this.lineFree, Math.ceil(silence));
     } else {
       clearTimeout(this.holdTimer);
-      this.holdTimer = setTimeout(this.lineFree, wait);
+      this.holdTimer = setTimeout(this.lineFree, Math.ceil(wait));
     }
   }
 

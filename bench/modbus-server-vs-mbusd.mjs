@@ -18,6 +18,9 @@
 //
 //   node bench/modbus-server-vs-mbusd.mjs [--seconds N] [--clients N] [--baud N]
 //        [--only mbusd,off,on]   run these passes alone
+//        [--warm-up S]           one client's reads before measuring (default 0.5 s);
+//                                at a few hundred requests a second V8 is still
+//                                optimising iogate's request path for seconds
 //        [--cpu-prof DIR]        iogate runs under node --cpu-prof, its profiles
 //                                in DIR (read them with bench/cpu-profile.mjs)
 import { execFileSync, spawn } from 'node:child_process';
@@ -33,12 +36,14 @@ import { SIM_BUNDLE, cpuSeconds, serviceNodeOptions, fmt, freePort, get, percent
 const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '10' }, clients: { type: 'string', default: '10' }, baud: { type: 'string', default: '115200' },
     only: { type: 'string', default: 'mbusd,off,on' },
+    'warm-up': { type: 'string', default: '0.5' },
     'cpu-prof': { type: 'string' },
   },
 });
 const SECONDS = Number(values.seconds);
 const CLIENTS = Number(values.clients);
 const BAUD = Number(values.baud);
+const WARM_UP_S = Number(values['warm-up']);
 const ONLY = new Set(values.only.split(','));
 const NODE_OPTIONS = values['cpu-prof'] ? [...serviceNodeOptions(), '--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : serviceNodeOptions();
 // Beside the clone, as the source of the peers the interop suite builds.
@@ -142,7 +147,7 @@ const FC3 = Buffer.from([3, 0, 0, 0, 2]);
 
 /** Runs the clients against a gateway on `port` (process `pid`); `line` counts the board's requests. */
 async function measure(name, port, pid, sim, extra = async () => ({})) {
-  await client(port, FC3, performance.now() + 500); // warm-up
+  await client(port, FC3, performance.now() + WARM_UP_S * 1000); // warm-up
   const cpu0 = cpuSeconds(pid);
   const served0 = await sim.served();
   const extra0 = await extra();
@@ -212,6 +217,9 @@ async function iogate(polling) {
         `    port: ${tty}`,
         `    baudrate: ${BAUD}`,
         '    parity: N',
+        // On a loaded machine the simulator (or the daemon) stalls past the default 200 ms
+        // now and then; the late reply would take the board offline for the rest of the pass.
+        '    timeout: 1000',
         '    devices:',
         `      1: ${device}`,
         '',

@@ -161,7 +161,12 @@ export class ModbusBus {
   private connected = false;
   private stopped = false;
   private lastFrameAt = 0;
-  private gapTimer: NodeJS.Timeout | undefined;
+  /** Whether the line is held before the next frame (RTU silence, a late unit's reply). */
+  private gapWaiting = false;
+  /** The silence after a frame: one timer per bus, re-armed for each transaction rather than a new one each time. */
+  private silenceTimer: NodeJS.Timeout | undefined;
+  /** A longer hold (a late unit's reply may be on its way). */
+  private holdTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private expiryAt = Infinity;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -266,7 +271,7 @@ export class ModbusBus {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
-    clearTimeout(this.gapTimer);
+    this.clearGap();
     clearTimeout(this.expiryTimer);
     this.replyTimer.stop();
     const reason = 'iogate is shutting down';
@@ -417,8 +422,7 @@ export class ModbusBus {
     if (!this.connected) return;
     this.connected = false;
     this.lostAt = performance.now();
-    clearTimeout(this.gapTimer);
-    this.gapTimer = undefined;
+    this.clearGap();
     // The request on the wire is the only one whose fate the drop decides:
     // the slave may have acted on it. Writes still queued are refused (never
     // replayed later); queued polls wait for the reconnect, within their deadline.
@@ -576,20 +580,59 @@ export class ModbusBus {
   }
 
   private pump(): void {
-    if (this.current || !this.connected || this.gapTimer) return;
+    if (this.current || !this.connected || this.gapWaiting) return;
     const job = this.nextJob();
     if (!job) return;
     const wait = Math.max(this.lastFrameAt + this.link.silenceMs, this.holdUntil) - performance.now();
     if (wait > 0) {
       // RTU needs t3.5 of silence before the next frame, and a late unit's reply may be on its way; hold the line until then.
       (job.priority === 'write' ? this.writes : this.polls).unshift(job);
-      this.gapTimer = setTimeout(() => {
-        this.gapTimer = undefined;
-        this.pump();
-      }, wait);
+      this.holdLine(wait);
       return;
     }
     this.send(job);
+  }
+
+  /**
+   * Sends nothing for `wait` ms. The usual wait is the silence after a frame,
+   * begun a moment ago: the bus's one timer of that length is re-armed, a
+   * hair longer than needed at most. Node made and dropped a timer object
+   * for each new one, on every transaction.
+   */
+  private holdLine(wait: number): void {
+    this.gapWaiting = true;
+    const silence = this.link.silenceMs;
+    // Whole milliseconds: Node's timers run on the loop's clock, which counts
+    // whole milliseconds, so a timer of 1.75 ms and one of 2 ms run at the
+    // same turn of the loop. But Node asks libuv for the fraction cut off
+    // (1 ms), wakes, finds the timer not due and sleeps again: a wake-up of
+    // the whole process for nothing on every transaction.
+    if (wait <= silence) {
+      if (this.silenceTimer) this.silenceTimer.refresh();
+      else this.silenceTimer = setTimeout(this.lineFree, Math.ceil(silence));
+    } else {
+      clearTimeout(this.holdTimer);
+      this.holdTimer = setTimeout(this.lineFree, Math.ceil(wait));
+    }
+  }
+
+  private readonly lineFree = (): void => {
+    if (!this.gapWaiting) return;
+    this.gapWaiting = false;
+    // Whichever timer fired first, the other one has nothing left to hold.
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    this.pump();
+  };
+
+  /** The line is no longer held (dropped, stopped, or the awaited late reply came). */
+  private clearGap(): void {
+    this.gapWaiting = false;
+    // A cleared timer cannot be re-armed: the next hold makes a new one.
+    clearTimeout(this.silenceTimer);
+    this.silenceTimer = undefined;
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
   }
 
   private send(job: Job): void {
@@ -695,8 +738,7 @@ export class ModbusBus {
       // The reply the line was held for has come.
       if (this.holdUnit === reply.unit && this.holdUntil > now) {
         this.holdUntil = now;
-        clearTimeout(this.gapTimer);
-        this.gapTimer = undefined;
+        this.clearGap();
       }
       this.faultObservers.get(reply.unit)?.({ kind: 'late', lateMs });
       if (!current) this.pump();

@@ -1,14 +1,14 @@
-import type { SerialPort } from 'serialport';
 import { rtuSilenceMs } from '../modbus/rtu-framer.js';
-import { eofSafeBinding } from './eof-safe-binding.js';
 import type { Link, LinkHandlers } from './link.js';
 import { loadSerialDriver } from './serial-driver.js';
 import { lockedPortError } from './serial-lock.js';
+import { startPortIo, type BindingPort, type PortIo } from './serial-port-io.js';
 
 // Modbus RTU over a serial port (RS485 on the PLC, a USB adapter, or a pty in
 // tests). The serialport package and its native addon are loaded on the first
 // open, so a daemon with only TCP buses never touches them (and runs where no
-// prebuilt addon exists).
+// prebuilt addon exists). Its binding opens, configures, locks and closes the
+// port; the bytes go through serial-port-io.ts, not through its stream.
 
 export interface SerialSettings {
   path: string;
@@ -27,7 +27,8 @@ export function bitsPerCharacter(settings: Pick<SerialSettings, 'parity' | 'stop
 export class SerialLink implements Link {
   readonly framing = 'RTU' as const;
   readonly silenceMs: number;
-  private port: SerialPort | undefined;
+  private port: BindingPort | undefined;
+  private io: PortIo | undefined;
 
   constructor(private readonly settings: SerialSettings) {
     this.silenceMs = rtuSilenceMs(settings.baudrate, bitsPerCharacter(settings));
@@ -38,43 +39,55 @@ export class SerialLink implements Link {
   }
 
   async open(handlers: LinkHandlers): Promise<void> {
-    const SerialPort = await loadSerialDriver();
+    const { binding } = await loadSerialDriver();
     const { path, baudrate, parity, stopbits } = this.settings;
-    const port = new SerialPort({
-      // SerialPort takes a binding in place of the detected one, though its options type does not say so.
-      ...({ binding: eofSafeBinding(SerialPort.binding) } as object),
-      path,
-      baudRate: baudrate,
-      dataBits: 8,
-      parity: PARITY[parity],
-      stopBits: stopbits,
-      autoOpen: false,
-      // An exclusive lock: a second master on the same RS485 line corrupts both.
-      lock: true,
-    });
-    await new Promise<void>((resolve, reject) => port.open((error) => (error ? reject(lockedPortError(path, error)) : resolve())));
-    port.on('data', (chunk: Buffer) => handlers.data(chunk));
-    port.on('error', () => {
-      // A read or write error on an open port ends in 'close', which reports it.
-    });
-    // Emitted when the device vanishes (USB adapter unplugged, pty peer gone)
-    // as well as after close(); only the former is news to the bus.
-    port.once('close', (error: Error | null) => {
-      if (this.port !== port) return;
-      this.port = undefined;
-      handlers.closed(error ? `serial port ${path}: ${error.message}` : `serial port ${path} closed`);
-    });
+    let port: BindingPort;
+    try {
+      port = (await binding.open({
+        path,
+        baudRate: baudrate,
+        dataBits: 8,
+        parity: PARITY[parity],
+        stopBits: stopbits,
+        // An exclusive lock: a second master on the same RS485 line corrupts both.
+        lock: true,
+      })) as unknown as BindingPort;
+    } catch (error) {
+      throw lockedPortError(path, error as Error);
+    }
     this.port = port;
+    this.io = startPortIo(port, {
+      data: (chunk) => handlers.data(chunk),
+      // The device vanished (USB adapter unplugged, pty peer gone) or failed:
+      // the port is closed and the bus reopens it.
+      failed: (error) => {
+        if (this.port !== port) return;
+        this.port = undefined;
+        this.io = undefined;
+        void closeQuietly(port).then(() => handlers.closed(`serial port ${path}: ${error.message}`));
+      },
+    });
   }
 
   write(frame: Buffer): void {
-    this.port?.write(frame);
+    this.io?.write(frame);
   }
 
   async close(): Promise<void> {
     const port = this.port;
+    this.io?.stop();
     this.port = undefined;
-    if (!port?.isOpen) return;
-    await new Promise<void>((resolve) => port.close(() => resolve()));
+    this.io = undefined;
+    if (port) await closeQuietly(port);
+  }
+}
+
+/** Closes a port that may already be closed; a failure to close leaves nothing to do. */
+async function closeQuietly(port: BindingPort): Promise<void> {
+  if (!port.isOpen) return;
+  try {
+    await port.close();
+  } catch {
+    // Already gone with its device.
   }
 }

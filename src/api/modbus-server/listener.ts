@@ -1,4 +1,5 @@
 import { createServer, type Server, type Socket } from 'node:net';
+import { GoneSignal } from '../../modbus/gone-signal.js';
 import { MbapFramer, encodeMbap } from '../../modbus/tcp-framer.js';
 import type { AllowList } from './allow-list.js';
 import type { ClientContext } from './slave-gateway.js';
@@ -110,8 +111,8 @@ function serveConnection(
 ): void {
   socket.setNoDelay(true);
   socket.setTimeout(IDLE_MS);
-  const gone = new AbortController();
-  const client: ClientContext = { who: `modbus:${address}`, signal: gone.signal };
+  const gone = new GoneSignal();
+  const client: ClientContext = { who: `modbus:${address}`, signal: gone };
   const queue: Array<{ transactionId: number; unit: number; pdu: Buffer }> = [];
   let serving = false;
   let frameTimer: NodeJS.Timeout | undefined;
@@ -149,13 +150,13 @@ function serveConnection(
   const serveOne = (): void => {
     queued = false;
     const request = queue.shift();
-    if (request === undefined || socket.destroyed || gone.signal.aborted) return;
+    if (request === undefined || socket.destroyed || gone.aborted) return;
     const { transactionId, unit, pdu } = request;
     if (queue.length < PAUSE_AT && socket.isPaused()) socket.resume();
     serving = true;
     void handler(unit, pdu, client).then((reply) => {
       serving = false;
-      if (socket.destroyed || gone.signal.aborted) return;
+      if (socket.destroyed || gone.aborted) return;
       socket.write(encodeMbap(transactionId, unit, reply));
       if (socket.writableLength > MAX_UNSENT_BYTES) return drop(`${socket.writableLength} bytes of replies not read`);
       takeTurn();
@@ -164,7 +165,7 @@ function serveConnection(
 
   const framer = new MbapFramer(
     (transactionId, unit, pdu) => {
-      if (gone.signal.aborted) return;
+      if (gone.aborted) return;
       clearTimeout(frameTimer);
       frameTimer = undefined;
       if (queue.length >= MAX_QUEUED_FRAMES) return drop(`more than ${MAX_QUEUED_FRAMES} requests unanswered`);
@@ -180,7 +181,7 @@ function serveConnection(
     if (framer.buffered === 0) {
       clearTimeout(frameTimer);
       frameTimer = undefined;
-    } else if (frameTimer === undefined && !gone.signal.aborted) {
+    } else if (frameTimer === undefined && !gone.aborted) {
       frameTimer = setTimeout(() => drop(`a frame did not complete within ${FRAME_DEADLINE_MS} ms`), FRAME_DEADLINE_MS);
     }
   });

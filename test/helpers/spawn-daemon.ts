@@ -24,6 +24,18 @@ export interface SpawnedDaemon {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * Resolves once `check` holds (polled every 25 ms); after `limitMs` it fails
+ * naming `what`, with the daemon's log, which usually says why.
+ */
+export async function untilShowingLog(daemon: SpawnedDaemon | undefined, check: () => Promise<boolean>, what: string, limitMs = 8000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; log:\n${daemon?.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
 export interface DaemonExit {
   code: number | null;
   stdout: string;

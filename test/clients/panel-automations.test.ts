@@ -5,7 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { browserMissing, launchChromium, openPanel, seriousAxeViolations, type LaunchedBrowser } from '../helpers/browser.js';
 import { configFile, httpCall } from '../helpers/http-call.js';
-import { relayBoardBusYaml, relayOn, setRelayBoardInput, startRelayBoardSim, type SimProcess } from '../helpers/sim-process.js';
+import { relayAtSimulator, relayBoardBusYaml, setRelayBoardInput, startRelayBoardSim } from '../helpers/brain-relay-sim.js';
+import type { SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 import { artifactsDir } from '../helpers/temp-dir.js';
 import { eventually } from './rig.js';
@@ -62,7 +63,7 @@ describe('automations in the panel, in Chromium', { skip }, () => {
     await sim?.stop();
   });
 
-  const relay = (bit: number) => relayOn(sim, bit);
+  const relay = (bit: number) => relayAtSimulator(sim, bit);
   const setInput = (bit: number, on: boolean) => setRelayBoardInput(sim, bit, on);
 
   const summary = async (id: string) => String(await page.locator(`[data-key="automation/${id}"] .val`).textContent());

@@ -5,7 +5,8 @@ import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
 import { browserMissing, launchChromium, openPanel, seriousAxeViolations, type LaunchedBrowser } from '../helpers/browser.js';
 import { configFile, httpCall } from '../helpers/http-call.js';
-import { relayBoardBusYaml, relayOn, startRelayBoardSim, type SimProcess } from '../helpers/sim-process.js';
+import { relayAtSimulator, relayBoardBusYaml, startRelayBoardSim } from '../helpers/brain-relay-sim.js';
+import type { SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 import { artifactsDir } from '../helpers/temp-dir.js';
 
@@ -15,7 +16,7 @@ import { artifactsDir } from '../helpers/temp-dir.js';
 // use, axe-core, and screenshots to look at.
 
 const skip = browserMissing();
-/** Relays of the relay board (sim-process.ts's RELAY_BOARD): ro 2_01 is bit 0. */
+/** Relays of the relay board (brain-relay-sim.ts): ro 2_01 is bit 0. */
 const UP = 0;
 const DOWN = 1;
 
@@ -67,7 +68,7 @@ describe('cover cards in Chromium', { skip }, () => {
     await sim?.stop();
   });
 
-  const relay = (bit: number) => relayOn(sim, bit);
+  const relay = (bit: number) => relayAtSimulator(sim, bit);
 
   test('each cover has a card with open, stop and close, on the board of its outputs', async () => {
     const card = page.locator('[data-key="cover/living_room"]');

@@ -1,6 +1,7 @@
 import { writeMqttConfig } from './mqtt-gateway.js';
 import { Mosquitto, type Subscriber } from './mosquitto.js';
-import { relayBoardBusYaml, startRelayBoardSim, type SimProcess } from './sim-process.js';
+import { relayBoardBusYaml, startRelayBoardSim } from './brain-relay-sim.js';
+import type { SimProcess } from './sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from './spawn-daemon.js';
 
 // What the Home Assistant interop files run against: Eclipse Mosquitto, the

@@ -72,45 +72,6 @@ export async function startSim(args: string[], bundle = SIM_BUNDLE, prefix: stri
   };
 }
 
-/**
- * The E-8DI8RO relay board (model `01`) that the browser and Home Assistant
- * suites run: unit 2, its DI bits in holding register 0, its relay bits in
- * register 1.
- */
-export const RELAY_BOARD = { unit: 2, inputsRegister: 0, relaysRegister: 1 } as const;
-
-/** The relay board alone, simulated in its own process over Modbus TCP, with the control endpoint. */
-export function startRelayBoardSim(): Promise<SimProcess> {
-  return startSim(['--model', '01', '--slave-id', String(RELAY_BOARD.unit), '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
-}
-
-/** The relay board's bus for config.yaml, indented to sit under `comm_channels:`; `scanFrequency` leaves the default when not given. */
-export function relayBoardBusYaml(sim: SimProcess, { name = 'BUS', scanFrequency }: { name?: string; scanFrequency?: number } = {}): string {
-  return [
-    `  ${name}:`,
-    '    type: MODBUSTCP',
-    '    hostname: 127.0.0.1',
-    `    port: ${sim.tcpPort}`,
-    '    devices:',
-    `      ${RELAY_BOARD.unit}:`,
-    "        model: '01'",
-    `        slave-id: ${RELAY_BOARD.unit}`,
-    ...(scanFrequency === undefined ? [] : [`        scan_frequency: ${scanFrequency}`]),
-  ].join('\n');
-}
-
-/** Whether relay `bit` (0-based: ro 2_01 is bit 0) is on, read at the simulator, never through iogate. */
-export async function relayOn(sim: SimProcess, bit: number): Promise<boolean> {
-  const [word] = await sim.registers(RELAY_BOARD.unit, RELAY_BOARD.relaysRegister, 1);
-  return ((word! >> bit) & 1) === 1;
-}
-
-/** Sets digital input `bit` (0-based: di 2_01 is bit 0) of the relay board at the simulator, leaving the others as they are. */
-export async function setRelayBoardInput(sim: SimProcess, bit: number, on: boolean): Promise<void> {
-  const [word] = await sim.registers(RELAY_BOARD.unit, RELAY_BOARD.inputsRegister, 1);
-  await sim.setRegisters(RELAY_BOARD.unit, RELAY_BOARD.inputsRegister, [on ? word! | (1 << bit) : word! & ~(1 << bit)]);
-}
-
 /** Fails as soon as one of the outputs `sample` reads at the simulator is on, at any time within `ms`: nothing may switch on by itself. */
 export async function staysOffAtSimulator(sample: () => Promise<boolean[]>, ms: number): Promise<void> {
   const deadline = Date.now() + ms;

@@ -4,7 +4,8 @@ import { after, before, test } from 'node:test';
 import { waitFor } from '../helpers/http.js';
 import { startHaRelayBoard, type HaRelayBoard } from '../helpers/ha-relay-board.js';
 import { sleep, type Mosquitto, type Subscriber } from '../helpers/mosquitto.js';
-import { relayOn, setRelayBoardInput, type SimProcess } from '../helpers/sim-process.js';
+import { relayAtSimulator, setRelayBoardInput } from '../helpers/brain-relay-sim.js';
+import type { SimProcess } from '../helpers/sim-process.js';
 import type { SpawnedDaemon } from '../helpers/spawn-daemon.js';
 
 // Home Assistant's view of an automation through Eclipse Mosquitto: the
@@ -42,7 +43,8 @@ after(async () => {
   await rig?.stop();
 });
 
-const relayAtSimulator = () => relayOn(sim, 0);
+/** ro 2_01, the porch automation's relay, read at the simulator. */
+const porchRelay = () => relayAtSimulator(sim, 0);
 
 /** Sets DI 2_01 at the simulator and waits until iogate has read it (its REST view of the input, not of the output). */
 async function setInput(on: boolean): Promise<void> {
@@ -84,7 +86,7 @@ test("HA's off on the command topic disables the automation: a rise at the simul
   await setInput(true);
   // Several scans (20 ms each) after iogate saw the rise: nothing moved.
   await sleep(300);
-  assert.equal(await relayAtSimulator(), false, 'disabled: the rise did not switch the relay');
+  assert.equal(await porchRelay(), false, 'disabled: the rise did not switch the relay');
   assert.equal((await automation()).runs, 0);
   await setInput(false);
 });
@@ -94,8 +96,8 @@ test("HA's on enables it again: the next rise switches the relay at the simulato
   await mosquitto.publish(config['command_topic'], config['payload_on']);
   const { payload } = await watcher.waitFor(config['state_topic'], (body) => JSON.parse(body).enabled === true);
   assert.equal(haState(config['value_template'], payload), config['state_on'], 'HA shows it on');
-  assert.equal(await relayAtSimulator(), false, 'enabling alone switches nothing');
+  assert.equal(await porchRelay(), false, 'enabling alone switches nothing');
   await setInput(true);
-  await waitFor(relayAtSimulator, 5000);
+  await waitFor(porchRelay, 5000);
   assert.equal((await automation()).runs, 1);
 });

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { startHaRelayBoard, type HaRelayBoard } from '../helpers/ha-relay-board.js';
 import { sleep, type Mosquitto, type Subscriber } from '../helpers/mosquitto.js';
-import { relayOn, type SimProcess } from '../helpers/sim-process.js';
+import { relayAtSimulator } from '../helpers/brain-relay-sim.js';
+import type { SimProcess } from '../helpers/sim-process.js';
 
 // Home Assistant's view of a cover through Eclipse Mosquitto: the retained
 // discovery config must use only keys of HA's MQTT cover schema, consistently,
@@ -31,7 +32,7 @@ const NEEDS: Array<[string, string]> = [
   ['tilt_status_template', 'tilt_status_topic'],
 ];
 
-/** Relays of the relay board (sim-process.ts's RELAY_BOARD): ro 2_01 is bit 0. */
+/** Relays of the relay board (brain-relay-sim.ts): ro 2_01 is bit 0. */
 const UP_BIT = 0;
 const DOWN_BIT = 1;
 
@@ -53,7 +54,7 @@ after(async () => {
 });
 
 async function relays(): Promise<{ up: boolean; down: boolean }> {
-  return { up: await relayOn(sim, UP_BIT), down: await relayOn(sim, DOWN_BIT) };
+  return { up: await relayAtSimulator(sim, UP_BIT), down: await relayAtSimulator(sim, DOWN_BIT) };
 }
 
 async function waitRelays(expected: { up: boolean; down: boolean }, timeoutMs = 8000): Promise<void> {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startSimBehindProxy, type FaultyProxy, type ProxiedSim } from '../../helpers/faulty-proxy.js';
-import { relayOn, staysOffAtSimulator, type SimProcess } from '../../helpers/sim-process.js';
+import { relayAtSimulator } from '../../helpers/brain-relay-sim.js';
+import { staysOffAtSimulator, type SimProcess } from '../../helpers/sim-process.js';
 import { spawnDaemon, untilShowingLog, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 
 // The fail-safe rules with a real daemon process and a board simulated in
@@ -43,7 +44,7 @@ after(async () => {
   await rig?.stop();
 });
 
-const relay = (bit: number) => relayOn(sim, bit);
+const relay = (bit: number) => relayAtSimulator(sim, bit);
 
 const until = (check: () => Promise<boolean>, what: string, limitMs?: number) => untilShowingLog(daemon, check, what, limitMs);
 

@@ -3,9 +3,10 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Page } from 'playwright-core';
-import { browserMissing, launchChromium, seriousAxeViolations, type LaunchedBrowser } from '../helpers/browser.js';
+import { browserMissing, launchChromium, openPanel, seriousAxeViolations, type LaunchedBrowser } from '../helpers/browser.js';
 import { configFile, httpCall } from '../helpers/http-call.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { relayAtSimulator, relayBoardBusYaml, setRelayBoardInput, startRelayBoardSim } from '../helpers/brain-relay-sim.js';
+import type { SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 import { artifactsDir } from '../helpers/temp-dir.js';
 import { eventually } from './rig.js';
@@ -17,20 +18,17 @@ import { eventually } from './rig.js';
 // screenshot to look at.
 
 const skip = browserMissing();
-/** The E-8DI8RO board at unit 2: DI bits in holding register 0, relay bits in register 1. */
-const INPUTS = 0;
-const RELAYS = 1;
 
 describe('automations in the panel, in Chromium', { skip }, () => {
   let chromium: LaunchedBrowser;
   let sim: SimProcess;
   let daemon: SpawnedDaemon;
   let page: Page;
-  const errors: string[] = [];
+  let errors: string[] = [];
 
   before(async () => {
     chromium = await launchChromium();
-    sim = await startSim(['--model', '01', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
+    sim = await startRelayBoardSim();
     const state = configFile('', 'iogate-panel-automations-');
     const { dir, file } = configFile(
       [
@@ -39,15 +37,7 @@ describe('automations in the panel, in Chromium', { skip }, () => {
         '  websocket:',
         '    enabled: true',
         'comm_channels:',
-        '  BUS:',
-        '    type: MODBUSTCP',
-        '    hostname: 127.0.0.1',
-        `    port: ${sim.tcpPort}`,
-        '    devices:',
-        '      2:',
-        "        model: '01'",
-        '        slave-id: 2',
-        '        scan_frequency: 20',
+        relayBoardBusYaml(sim, { scanFrequency: 20 }),
         'automations:',
         '  porch:',
         '    when: {input: di/2_01, edge: rising}',
@@ -64,13 +54,7 @@ describe('automations in the panel, in Chromium', { skip }, () => {
     );
     daemon = await spawnDaemon(['--config', file], { cwd: dir });
     await eventually(async () => (await httpCall(daemon.baseUrl, '/rest/automation/hall')).json['offloaded'] === true, 'hall offloaded', 20_000);
-    page = await (await chromium.context({ viewport: { width: 1280, height: 900 } })).newPage();
-    page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(message.text());
-    });
-    page.on('pageerror', (error) => errors.push(error.message));
-    await page.goto(`${daemon.baseUrl}/`);
-    await page.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
+    ({ page, errors } = await openPanel(await chromium.context({ viewport: { width: 1280, height: 900 } }), daemon.baseUrl));
   });
 
   after(async () => {
@@ -79,15 +63,8 @@ describe('automations in the panel, in Chromium', { skip }, () => {
     await sim?.stop();
   });
 
-  async function relay(bit: number): Promise<boolean> {
-    const [word] = await sim.registers(2, RELAYS, 1);
-    return ((word! >> bit) & 1) === 1;
-  }
-
-  async function setInput(bit: number, on: boolean): Promise<void> {
-    const [word] = await sim.registers(2, INPUTS, 1);
-    await sim.setRegisters(2, INPUTS, [on ? word! | (1 << bit) : word! & ~(1 << bit)]);
-  }
+  const relay = (bit: number) => relayAtSimulator(sim, bit);
+  const setInput = (bit: number, on: boolean) => setRelayBoardInput(sim, bit, on);
 
   const summary = async (id: string) => String(await page.locator(`[data-key="automation/${id}"] .val`).textContent());
 
@@ -135,9 +112,7 @@ describe('automations in the panel, in Chromium', { skip }, () => {
     const dir = artifactsDir('iogate-automation-shots-');
     for (const colorScheme of ['light', 'dark'] as const) {
       const audit = await chromium.context({ colorScheme, bypassCSP: true, viewport: { width: 1280, height: 900 } });
-      const audited = await audit.newPage();
-      await audited.goto(`${daemon.baseUrl}/`);
-      await audited.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
+      const { page: audited } = await openPanel(audit, daemon.baseUrl);
       await audited.locator('[data-key="automation/hall"]').waitFor();
       const path = join(dir, `automations-${colorScheme}.png`);
       await audited.locator('[data-key="automation/porch"]').locator('xpath=ancestor::section[1]').screenshot({ path });

@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import type { BrowserContext, Page } from 'playwright-core';
-import { browserMissing, launchChromium, seriousAxeViolations, type LaunchedBrowser } from '../helpers/browser.js';
+import type { Page } from 'playwright-core';
+import { browserMissing, launchChromium, openPanel, seriousAxeViolations, type LaunchedBrowser } from '../helpers/browser.js';
 import { configFile, httpCall } from '../helpers/http-call.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
+import { relayAtSimulator, relayBoardBusYaml, startRelayBoardSim } from '../helpers/brain-relay-sim.js';
+import type { SimProcess } from '../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 import { artifactsDir } from '../helpers/temp-dir.js';
 
@@ -15,7 +16,7 @@ import { artifactsDir } from '../helpers/temp-dir.js';
 // use, axe-core, and screenshots to look at.
 
 const skip = browserMissing();
-/** Relays of the E-8DI8RO board (unit 2): bit i of holding register 1. */
+/** Relays of the relay board (brain-relay-sim.ts): ro 2_01 is bit 0. */
 const UP = 0;
 const DOWN = 1;
 
@@ -23,13 +24,12 @@ describe('cover cards in Chromium', { skip }, () => {
   let chromium: LaunchedBrowser;
   let sim: SimProcess;
   let daemon: SpawnedDaemon;
-  let context: BrowserContext;
   let page: Page;
-  const errors: string[] = [];
+  let errors: string[] = [];
 
   before(async () => {
     chromium = await launchChromium();
-    sim = await startSim(['--model', '01', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
+    sim = await startRelayBoardSim();
     const state = configFile('', 'iogate-panel-covers-');
     const { dir, file } = configFile(
       [
@@ -38,14 +38,7 @@ describe('cover cards in Chromium', { skip }, () => {
         '  websocket:',
         '    enabled: true',
         'comm_channels:',
-        '  BUS:',
-        '    type: MODBUSTCP',
-        '    hostname: 127.0.0.1',
-        `    port: ${sim.tcpPort}`,
-        '    devices:',
-        '      2:',
-        "        model: '01'",
-        '        slave-id: 2',
+        relayBoardBusYaml(sim),
         'covers:',
         '  living_room:',
         '    up: ro/2_01',
@@ -66,14 +59,7 @@ describe('cover cards in Chromium', { skip }, () => {
       'iogate-panel-covers-',
     );
     daemon = await spawnDaemon(['--config', file], { cwd: dir });
-    context = await chromium.context({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.on('console', (message) => {
-      if (message.type() === 'error') errors.push(message.text());
-    });
-    page.on('pageerror', (error) => errors.push(error.message));
-    await page.goto(`${daemon.baseUrl}/`);
-    await page.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
+    ({ page, errors } = await openPanel(await chromium.context({ viewport: { width: 1280, height: 900 } }), daemon.baseUrl));
   });
 
   after(async () => {
@@ -82,10 +68,7 @@ describe('cover cards in Chromium', { skip }, () => {
     await sim?.stop();
   });
 
-  async function relay(bit: number): Promise<boolean> {
-    const [word] = await sim.registers(2, 1, 1);
-    return ((word! >> bit) & 1) === 1;
-  }
+  const relay = (bit: number) => relayAtSimulator(sim, bit);
 
   test('each cover has a card with open, stop and close, on the board of its outputs', async () => {
     const card = page.locator('[data-key="cover/living_room"]');
@@ -180,9 +163,7 @@ describe('cover cards in Chromium', { skip }, () => {
     await httpCall(daemon.baseUrl, '/rest/cover/garage', { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: 'command=close' });
     for (const colorScheme of ['light', 'dark'] as const) {
       const audit = await chromium.context({ colorScheme, bypassCSP: true, viewport: { width: 1280, height: 900 } });
-      const audited = await audit.newPage();
-      await audited.goto(`${daemon.baseUrl}/`);
-      await audited.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
+      const { page: audited } = await openPanel(audit, daemon.baseUrl);
       // The relays with their roles (cover, interlock), before the type filter hides them.
       await audited.locator('[data-key="ro/2_01"] .role').waitFor();
       await audited.locator('section[data-board="2"] .group[data-type="ro"]').screenshot({ path: join(dir, `cover-relays-${colorScheme}.png`) });

@@ -3,7 +3,7 @@ import { copyFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
-import { browserMissing, launchChromium, seriousAxeViolations, type LaunchedBrowser } from '../helpers/browser.js';
+import { browserMissing, launchChromium, openPanel, seriousAxeViolations, watchErrors, type LaunchedBrowser } from '../helpers/browser.js';
 import { FORM, bearer, configFile, httpCall } from '../helpers/http-call.js';
 import { startHeldWriteSlave } from '../helpers/held-write-slave.js';
 import { startSim, type SimProcess } from '../helpers/sim-process.js';
@@ -73,24 +73,6 @@ async function startRig(extraApis = '', websocket = true): Promise<Rig> {
       await simB.stop();
     },
   };
-}
-
-/** Console errors and uncaught exceptions of a page, collected from the start. */
-function watchErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  page.on('pageerror', (error) => errors.push(error.message));
-  return errors;
-}
-
-async function openPanel(context: BrowserContext, baseUrl: string): Promise<{ page: Page; errors: string[] }> {
-  const page = await context.newPage();
-  const errors = watchErrors(page);
-  await page.goto(`${baseUrl}/`);
-  await page.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
-  return { page, errors };
 }
 
 async function apiValue(baseUrl: string, path: string, field = 'value'): Promise<unknown> {

@@ -33,6 +33,23 @@ export class BrokerFront {
     return front;
   }
 
+  /**
+   * A front that relays both ways until `silence()`: from then on nothing
+   * passes either way and nothing is closed, as on a cut cable or a network
+   * partition, so neither end is told.
+   */
+  static async silenceable(): Promise<{ front: BrokerFront; silence(): void }> {
+    let silent = false;
+    const front = await BrokerFront.start((client, connectUpstream) => {
+      const upstream = connectUpstream();
+      client.on('data', (data) => silent || upstream.write(data));
+      upstream.on('data', (data) => silent || client.write(data));
+      client.once('close', () => upstream.destroy());
+      upstream.once('close', () => client.destroy());
+    });
+    return { front, silence: () => (silent = true) };
+  }
+
   /** The front's address, for the edge node's server list. */
   get url(): string {
     return `mqtt://127.0.0.1:${(this.server.address() as AddressInfo).port}`;

@@ -3,7 +3,7 @@
 // Suites that need it skip with a reason where it is not installed.
 // Playwright gives every launch a fresh temporary profile of its own.
 import { existsSync } from 'node:fs';
-import type { Browser, BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.IOGATE_CHROMIUM ?? '/usr/bin/chromium';
 
@@ -42,6 +42,25 @@ export async function launchChromium(extraArgs: string[] = []): Promise<Launched
       await browser.close().catch(() => undefined);
     },
   };
+}
+
+/** Console errors and uncaught exceptions of a page, collected from the start. */
+export function watchErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  return errors;
+}
+
+/** iogate's panel at `baseUrl` in a new page of `context`, once it is live over the WebSocket; its errors collected from the start. */
+export async function openPanel(context: BrowserContext, baseUrl: string): Promise<{ page: Page; errors: string[] }> {
+  const page = await context.newPage();
+  const errors = watchErrors(page);
+  await page.goto(`${baseUrl}/`);
+  await page.waitForSelector('#conn[data-state="live"]', { timeout: 10_000 });
+  return { page, errors };
 }
 
 const AXE = new URL('../../node_modules/axe-core/axe.min.js', import.meta.url);

@@ -5,6 +5,7 @@ import { apiGuards } from '../../src/api/access/guards.js';
 import { createHttpServer } from '../../src/api/http/server.js';
 import { attachWebSocket } from '../../src/api/ws/server.js';
 import { createLogger } from '../../src/logging/log.js';
+import { brain00 } from '../../src/boards/builtin/neuron.js';
 import type { BoardModel } from '../../src/boards/model.js';
 import { loadConfig } from '../../src/config/load.js';
 import { ModbusSlave } from '../../src/devices/board/modbus-slave.js';
@@ -15,6 +16,7 @@ import { ModbusBus, type BusOptions } from '../../src/modbus/bus.js';
 import { ChangeFeed } from '../../src/registry/feed.js';
 import { Registry } from '../../src/registry/registry.js';
 import type { Link } from '../../src/transport/link.js';
+import { FaultyLine } from './faulty-line.js';
 
 // The daemon's core assembled by hand around links the tests control: buses,
 // slaves with their devices and scan loops, the registry and the HTTP API.
@@ -182,4 +184,16 @@ export async function startRig(busSpecs: RigBus[]): Promise<Rig> {
       server.close();
     },
   };
+}
+
+/**
+ * Neuron brain boards (`00`) at units 1, 2, … on one in-memory line the test
+ * can break (FaultyLine), one per name in `names`, each scanned every 20 ms;
+ * resolves once all of them are online.
+ */
+export async function startBrainsOnFaultyLine(names: readonly string[], options: Partial<BusOptions> = {}): Promise<{ line: FaultyLine; rig: Rig }> {
+  const line = new FaultyLine(names.map((_, i) => ({ unit: i + 1, model: brain00 })));
+  const rig = await startRig([{ link: line, slaves: names.map((name, i) => ({ name, unit: i + 1, model: brain00, periodMs: 20 })), options }]);
+  await Promise.all(names.map((name) => rig.whenState(name, 'online')));
+  return { line, rig };
 }

@@ -1,6 +1,10 @@
 import { once } from 'node:events';
+import { writeFileSync } from 'node:fs';
 import { createServer, Socket, type AddressInfo, type Server } from 'node:net';
+import { join } from 'node:path';
 import { seededRandom } from './faulty-line.js';
+import { startSim, type SimProcess } from './sim-process.js';
+import { tempDir } from './temp-dir.js';
 
 // A Modbus TCP proxy with faults on chosen unit ids, between iogate and a
 // real server (our simulator or pymodbus): it closes the client's connection
@@ -117,5 +121,55 @@ function mbapFrames(onFrame: (frame: Buffer) => void): (chunk: Buffer) => void {
       onFrame(pending.subarray(0, size));
       pending = pending.subarray(size);
     }
+  };
+}
+
+export interface ProxiedSim {
+  sim: SimProcess;
+  proxy: FaultyProxy;
+  /** config.yaml in a fresh directory (its aliases beside it); the test writes its variants next to it. */
+  configPath: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Boards simulated in another process (they keep their outputs while iogate
+ * dies, as boards do) behind a FaultyProxy, and a config.yaml whose bus `BUS`
+ * reaches them through the proxy: 150 ms timeout and no retry, so a silenced
+ * board shows at once; each board scanned at 20 Hz. `sections` (the
+ * interlocks, covers or automations under test) follow the bus.
+ */
+export async function startSimBehindProxy(boards: Array<{ unit: number; model: string }>, sections: string, dirPrefix: string): Promise<ProxiedSim> {
+  const sim = await startSim([...boards.flatMap(({ unit, model }) => ['--model', model, '--slave-id', String(unit)]), '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
+  const proxy = await FaultyProxy.start({ host: '127.0.0.1', port: sim.tcpPort! }).catch(async (error) => {
+    await sim.stop();
+    throw error;
+  });
+  const dir = tempDir(dirPrefix);
+  const configPath = join(dir, 'config.yaml');
+  writeFileSync(
+    configPath,
+    [
+      `alias_file: ${join(dir, 'alias.yaml')}`,
+      'comm_channels:',
+      '  BUS:',
+      '    type: MODBUSTCP',
+      '    hostname: 127.0.0.1',
+      `    port: ${proxy.port}`,
+      '    timeout: 150',
+      '    retries: 0',
+      '    devices:',
+      ...boards.flatMap(({ unit, model }) => [`      ${unit}:`, `        model: '${model}'`, `        slave-id: ${unit}`, '        scan_frequency: 20']),
+      sections,
+    ].join('\n'),
+  );
+  return {
+    sim,
+    proxy,
+    configPath,
+    async stop() {
+      await proxy.stop();
+      await sim.stop();
+    },
   };
 }

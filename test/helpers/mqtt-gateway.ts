@@ -6,6 +6,8 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/logging/log.js';
 import { buildRuntime, type Runtime } from '../../src/runtime/runtime.js';
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
+import { TestBroker } from './mqtt-broker.js';
+import { Observer } from './mqtt-observer.js';
 import { tempDir } from './temp-dir.js';
 
 // iogate's core and its MQTT bridge in the test process, on a simulated
@@ -81,6 +83,37 @@ export async function startGateway(settings: MqttSettings, toggleMs = 0): Promis
     async stop() {
       await bridge.stop();
       await runtime.stop();
+    },
+  };
+}
+
+export interface GatewayOnBroker {
+  broker: TestBroker;
+  gateway: Gateway;
+  /** Subscribed to the topics asked for; it has seen the gateway's `plc/status` online. */
+  observer: Observer;
+  /** Ends the observer, then the gateway, then the broker. */
+  stop(): Promise<void>;
+}
+
+/**
+ * A broker (aedes), the gateway on it as client `plc`, and an observer of
+ * `topics`, which must take in `plc/status`: it resolves once the gateway
+ * said it is online, so a test's first publish reaches a subscribed gateway.
+ */
+export async function startGatewayOnBroker(settings: Omit<MqttSettings, 'port' | 'clientId'>, topics: string[]): Promise<GatewayOnBroker> {
+  const broker = await TestBroker.start();
+  const gateway = await startGateway({ ...settings, port: broker.port, clientId: 'plc' });
+  const observer = await Observer.connect(broker.url, topics);
+  await observer.waitFor('plc/status', (text) => text === 'online');
+  return {
+    broker,
+    gateway,
+    observer,
+    async stop() {
+      await observer.close();
+      await gateway.stop();
+      await broker.stop();
     },
   };
 }

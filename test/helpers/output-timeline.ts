@@ -1,4 +1,5 @@
 import type { SimulatedBoard } from '../../src/sim/simulated-board.js';
+import { startGate, type Gate } from './in-process.js';
 
 // What the simulated board's outputs did, sampled at the board itself after
 // every write it served (never through iogate's API): the test's view of the
@@ -78,3 +79,24 @@ export const BRAIN_DO = (n: number): OutputBit => ({ name: `do/1_0${n}`, registe
 export const BRAIN_LED = (n: number): OutputBit => ({ name: `led/1_0${n}`, register: 20, bit: n - 1 });
 /** E-8DI8RO section (`01`) as device 2: relay i is bit i of register 1. */
 export const RELAY_01 = (device: number, n: number, board: number): OutputBit => ({ name: `ro/${device}_0${n}`, register: 1, bit: n - 1, board });
+
+export interface WatchedGate {
+  gate: Gate;
+  timeline: OutputTimeline;
+  /** Stops the timeline, then the gate. */
+  stop(): Promise<void>;
+}
+
+/** The daemon's parts in this process (in-process.ts's startGate) with a timeline of `outputs` at its board from the start. */
+export async function startWatchedGate(yaml: string, outputs: readonly OutputBit[], options?: Parameters<typeof startGate>[1]): Promise<WatchedGate> {
+  const gate = await startGate(yaml, options);
+  const timeline = new OutputTimeline(gate.board, outputs);
+  return {
+    gate,
+    timeline,
+    async stop() {
+      timeline.stop();
+      await gate.close();
+    },
+  };
+}

@@ -7,6 +7,13 @@ import type { SpawnedDaemon } from './spawn-daemon.js';
 // file) and a SIGHUP follows within milliseconds, many times over.
 
 /**
+ * The board a storm runs over, as the config's last lines: a Neuron `00` on
+ * the in-memory simulator, scanned at 10 Hz, so every reload rebuilds a bus
+ * that is busy.
+ */
+export const STORM_BOARD = ['comm_channels:', '  A:', '    type: SIMULATOR', '    toggle_ms: 0', '    devices:', '      1: {model: "00", scan_frequency: 10}'];
+
+/**
  * Writes `text` to `file` atomically (temporary file, rename), dated a minute
  * back: a reload takes a file modified within the last half second only once
  * it stayed unchanged that long (src/config/stable-file.ts), and a test that

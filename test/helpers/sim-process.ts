@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
@@ -69,4 +70,14 @@ export async function startSim(args: string[], bundle = SIM_BUNDLE, prefix: stri
       await once(child, 'exit');
     },
   };
+}
+
+/** Fails as soon as one of the outputs `sample` reads at the simulator is on, at any time within `ms`: nothing may switch on by itself. */
+export async function staysOffAtSimulator(sample: () => Promise<boolean[]>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    const now = await sample();
+    assert.deepEqual(now, now.map(() => false), 'nothing switched on by itself');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }

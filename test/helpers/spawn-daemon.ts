@@ -24,6 +24,39 @@ export interface SpawnedDaemon {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
+/**
+ * Resolves once `check` holds (polled every 25 ms); after `limitMs` it fails
+ * naming `what`, with the daemon's log, which usually says why.
+ */
+export async function untilShowingLog(daemon: SpawnedDaemon | undefined, check: () => Promise<boolean>, what: string, limitMs = 8000): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; log:\n${daemon?.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+export interface DaemonExit {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs the built daemon with `args` until it ends by itself (`--check-config`,
+ * a start-up it refuses) and returns its exit code and what it printed. It
+ * runs in a fresh directory unless told, so nothing it saves lands in the clone.
+ */
+export async function runDaemonToExit(args: string[], { cwd = tempDir('iogate-cwd-') }: { cwd?: string } = {}): Promise<DaemonExit> {
+  const child = spawn(process.execPath, [BUNDLE, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  return { code, stdout, stderr };
+}
+
 export async function spawnDaemon(
   args: string[] = [],
   {

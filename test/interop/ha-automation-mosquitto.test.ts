@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { after, before, test } from 'node:test';
 import { waitFor } from '../helpers/http.js';
-import { writeMqttConfig } from '../helpers/mqtt-gateway.js';
-import { Mosquitto, sleep, type Subscriber } from '../helpers/mosquitto.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
+import { startHaRelayBoard, type HaRelayBoard } from '../helpers/ha-relay-board.js';
+import { sleep, type Mosquitto, type Subscriber } from '../helpers/mosquitto.js';
+import { relayAtSimulator, setRelayBoardInput } from '../helpers/brain-relay-sim.js';
+import type { SimProcess } from '../helpers/sim-process.js';
+import type { SpawnedDaemon } from '../helpers/spawn-daemon.js';
 
 // Home Assistant's view of an automation through Eclipse Mosquitto: the
 // retained discovery config is a valid MQTT `switch` (only keys of HA's
@@ -25,10 +26,7 @@ const HA_DEVICE_KEYS = new Set(['configuration_url', 'connections', 'hw_version'
 const HA_ENTITY_CATEGORIES = new Set(['config', 'diagnostic']);
 const HA_SWITCH_CLASSES = new Set(['outlet', 'switch']);
 
-/** The E-8DI8RO board at unit 2: DI bits in holding register 0, relay bits in register 1. */
-const INPUTS = 0;
-const RELAYS = 1;
-
+let rig: HaRelayBoard;
 let mosquitto: Mosquitto;
 let sim: SimProcess;
 let daemon: SpawnedDaemon;
@@ -36,36 +34,21 @@ let watcher: Subscriber;
 let config: Record<string, any>;
 
 before(async () => {
-  mosquitto = await Mosquitto.start();
-  sim = await startSim(['--model', '01', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
-  watcher = mosquitto.subscribe('#');
-  const file = writeMqttConfig({
-    port: mosquitto.port,
-    clientId: 'haauto',
-    extra: '    homeassistant:\n      enabled: true',
-    buses: `  TCP:\n    type: MODBUSTCP\n    hostname: 127.0.0.1\n    port: ${sim.tcpPort}\n    devices:\n      2:\n        model: '01'\n        slave-id: 2\n        scan_frequency: 20`,
-    // Run by iogate (not offloaded), so switching it off in iogate must stop it.
-    top: 'automations:\n  porch:\n    when: {input: di/2_01, edge: rising}\n    then: {output: ro/2_01, set: on}',
-  });
-  daemon = await spawnDaemon(['--config', file]);
-  await watcher.waitFor('haauto/status', (payload) => payload === 'online');
+  // Run by iogate (not offloaded), so switching it off in iogate must stop it.
+  rig = await startHaRelayBoard({ clientId: 'haauto', top: 'automations:\n  porch:\n    when: {input: di/2_01, edge: rising}\n    then: {output: ro/2_01, set: on}' });
+  ({ mosquitto, sim, daemon, watcher } = rig);
 });
 
 after(async () => {
-  watcher?.close();
-  await daemon?.stop();
-  await sim?.stop();
-  await mosquitto?.stop();
+  await rig?.stop();
 });
 
-async function relayAtSimulator(): Promise<boolean> {
-  const [word] = await sim.registers(2, RELAYS, 1);
-  return (word! & 1) === 1;
-}
+/** ro 2_01, the porch automation's relay, read at the simulator. */
+const porchRelay = () => relayAtSimulator(sim, 0);
 
 /** Sets DI 2_01 at the simulator and waits until iogate has read it (its REST view of the input, not of the output). */
 async function setInput(on: boolean): Promise<void> {
-  await sim.setRegisters(2, INPUTS, [on ? 1 : 0]);
+  await setRelayBoardInput(sim, 0, on);
   await waitFor(async () => ((await (await fetch(`${daemon.baseUrl}/rest/di/2_01`)).json()) as { value: number }).value === (on ? 1 : 0), 5000);
 }
 
@@ -103,7 +86,7 @@ test("HA's off on the command topic disables the automation: a rise at the simul
   await setInput(true);
   // Several scans (20 ms each) after iogate saw the rise: nothing moved.
   await sleep(300);
-  assert.equal(await relayAtSimulator(), false, 'disabled: the rise did not switch the relay');
+  assert.equal(await porchRelay(), false, 'disabled: the rise did not switch the relay');
   assert.equal((await automation()).runs, 0);
   await setInput(false);
 });
@@ -113,8 +96,8 @@ test("HA's on enables it again: the next rise switches the relay at the simulato
   await mosquitto.publish(config['command_topic'], config['payload_on']);
   const { payload } = await watcher.waitFor(config['state_topic'], (body) => JSON.parse(body).enabled === true);
   assert.equal(haState(config['value_template'], payload), config['state_on'], 'HA shows it on');
-  assert.equal(await relayAtSimulator(), false, 'enabling alone switches nothing');
+  assert.equal(await porchRelay(), false, 'enabling alone switches nothing');
   await setInput(true);
-  await waitFor(relayAtSimulator, 5000);
+  await waitFor(porchRelay, 5000);
   assert.equal((await automation()).runs, 1);
 });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { writeMqttConfig } from '../helpers/mqtt-gateway.js';
-import { Mosquitto, sleep, type Subscriber } from '../helpers/mosquitto.js';
-import { startSim, type SimProcess } from '../helpers/sim-process.js';
-import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
+import { startHaRelayBoard, type HaRelayBoard } from '../helpers/ha-relay-board.js';
+import { sleep, type Mosquitto, type Subscriber } from '../helpers/mosquitto.js';
+import { relayAtSimulator } from '../helpers/brain-relay-sim.js';
+import type { SimProcess } from '../helpers/sim-process.js';
 
 // Home Assistant's view of a cover through Eclipse Mosquitto: the retained
 // discovery config must use only keys of HA's MQTT cover schema, consistently,
@@ -32,40 +32,29 @@ const NEEDS: Array<[string, string]> = [
   ['tilt_status_template', 'tilt_status_topic'],
 ];
 
-/** Relays of the E-8DI8RO board at unit 2: bit i of holding register 1. */
+/** Relays of the relay board (brain-relay-sim.ts): ro 2_01 is bit 0. */
 const UP_BIT = 0;
 const DOWN_BIT = 1;
 
+let rig: HaRelayBoard;
 let mosquitto: Mosquitto;
 let sim: SimProcess;
-let daemon: SpawnedDaemon;
 let watcher: Subscriber;
 
 before(async () => {
-  mosquitto = await Mosquitto.start();
-  sim = await startSim(['--model', '01', '--slave-id', '2', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
-  watcher = mosquitto.subscribe('#');
-  const config = writeMqttConfig({
-    port: mosquitto.port,
+  rig = await startHaRelayBoard({
     clientId: 'hacover',
-    extra: '    homeassistant:\n      enabled: true',
-    buses: `  TCP:\n    type: MODBUSTCP\n    hostname: 127.0.0.1\n    port: ${sim.tcpPort}\n    devices:\n      2:\n        model: '01'\n        slave-id: 2\n        scan_frequency: 20`,
     top: 'covers:\n  terrace:\n    up: ro/2_01\n    down: ro/2_02\n    travel_up_s: 3\n    travel_down_s: 2.5\n    tilt_s: 0.5\n    overrun_s: 0.3\n    dwell_ms: 200',
   });
-  daemon = await spawnDaemon(['--config', config]);
-  await watcher.waitFor('hacover/status', (payload) => payload === 'online');
+  ({ mosquitto, sim, watcher } = rig);
 });
 
 after(async () => {
-  watcher?.close();
-  await daemon?.stop();
-  await sim?.stop();
-  await mosquitto?.stop();
+  await rig?.stop();
 });
 
 async function relays(): Promise<{ up: boolean; down: boolean }> {
-  const [word] = await sim.registers(2, 1, 1);
-  return { up: ((word! >> UP_BIT) & 1) === 1, down: ((word! >> DOWN_BIT) & 1) === 1 };
+  return { up: await relayAtSimulator(sim, UP_BIT), down: await relayAtSimulator(sim, DOWN_BIT) };
 }
 
 async function waitRelays(expected: { up: boolean; down: boolean }, timeoutMs = 8000): Promise<void> {

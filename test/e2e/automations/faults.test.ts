@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FaultyProxy } from '../../helpers/faulty-proxy.js';
-import { startSim, type SimProcess } from '../../helpers/sim-process.js';
-import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
-import { tempDir } from '../../helpers/temp-dir.js';
+import { startSimBehindProxy, type FaultyProxy, type ProxiedSim } from '../../helpers/faulty-proxy.js';
+import { staysOffAtSimulator, type SimProcess } from '../../helpers/sim-process.js';
+import { spawnDaemon, untilShowingLog, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 
 // Automations' timers against a real daemon process and a board simulated in
 // another process (it keeps its outputs while iogate dies, as a board does):
@@ -14,32 +12,16 @@ import { tempDir } from '../../helpers/temp-dir.js';
 // Outputs are read at the simulator; inputs are set there.
 
 const DO = { stair: 0, sequence: 1 };
+let rig: ProxiedSim;
 let sim: SimProcess;
 let proxy: FaultyProxy;
 let configPath: string;
 let daemon: SpawnedDaemon | undefined;
 
 before(async () => {
-  sim = await startSim(['--model', '00', '--slave-id', '1', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
-  proxy = await FaultyProxy.start({ host: '127.0.0.1', port: sim.tcpPort! });
-  const dir = tempDir('iogate-automation-faults-');
-  configPath = join(dir, 'config.yaml');
-  writeFileSync(
-    configPath,
-    `alias_file: ${join(dir, 'alias.yaml')}
-comm_channels:
-  BUS:
-    type: MODBUSTCP
-    hostname: 127.0.0.1
-    port: ${proxy.port}
-    timeout: 150
-    retries: 0
-    devices:
-      1:
-        model: '00'
-        slave-id: 1
-        scan_frequency: 20
-automations:
+  rig = await startSimBehindProxy(
+    [{ unit: 1, model: '00' }],
+    `automations:
   stair:
     when: {input: di/1_01, edge: rising}
     then: {output: do/1_01, on_for_s: 600}
@@ -50,13 +32,14 @@ automations:
       - {delay_s: 600}
       - {output: do/1_02, set: off}
 `,
+    'iogate-automation-faults-',
   );
+  ({ sim, proxy, configPath } = rig);
 });
 
 after(async () => {
   await daemon?.stop('SIGKILL');
-  await proxy?.stop();
-  await sim?.stop();
+  await rig?.stop();
 });
 
 async function output(bit: number): Promise<boolean> {
@@ -68,21 +51,8 @@ async function setInputs(bits: number): Promise<void> {
   await sim.setRegisters(1, 0, [bits]);
 }
 
-async function until(check: () => Promise<boolean>, what: string, limitMs = 8000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; log:\n${daemon?.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
-async function staysOff(ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    assert.deepEqual([await output(DO.stair), await output(DO.sequence)], [false, false], 'nothing switched on by itself');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = (check: () => Promise<boolean>, what: string, limitMs?: number) => untilShowingLog(daemon, check, what, limitMs);
+const staysOff = (ms: number) => staysOffAtSimulator(async () => [await output(DO.stair), await output(DO.sequence)], ms);
 
 describe('restart after SIGKILL', () => {
   test('mid-staircase and mid-sequence: both outputs go to their safe state (off) at start-up, the log says why, nothing resumes', async () => {

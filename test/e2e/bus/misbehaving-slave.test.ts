@@ -1,8 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { brain00 } from '../../../src/boards/builtin/neuron.js';
-import { startRig } from '../../helpers/bus-rig.js';
-import { FaultyLine } from '../../helpers/faulty-line.js';
+import { startBrainsOnFaultyLine } from '../../helpers/bus-rig.js';
 
 // A slave whose replies come after its timeout, or carry another unit id, is
 // caught by those replies themselves (not after two silent scans), made
@@ -11,23 +9,9 @@ import { FaultyLine } from '../../helpers/faulty-line.js';
 
 const DO_REGISTER = 1;
 
-/** A good slave and a bad one on one in-memory line. */
-async function rigWith(timeoutMs: number) {
-  const line = new FaultyLine([
-    { unit: 1, model: brain00 },
-    { unit: 2, model: brain00 },
-  ]);
-  const rig = await startRig([
-    {
-      link: line,
-      slaves: [
-        { name: 'good', unit: 1, model: brain00, periodMs: 20 },
-        { name: 'bad', unit: 2, model: brain00, periodMs: 20 },
-      ],
-      options: { timeoutMs, retries: 1 },
-    },
-  ]);
-  return { line, rig };
+/** A good slave (unit 1) and a bad one (unit 2) on one in-memory line. */
+function rigWith(timeoutMs: number) {
+  return startBrainsOnFaultyLine(['good', 'bad'], { timeoutMs, retries: 1 });
 }
 
 test('a slave answering after its timeout is offline from its second late reply; writes to it fail at once; its neighbour scans on', async () => {

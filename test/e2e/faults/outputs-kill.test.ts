@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { FaultyProxy } from '../../helpers/faulty-proxy.js';
-import { startSim, type SimProcess } from '../../helpers/sim-process.js';
-import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
-import { tempDir } from '../../helpers/temp-dir.js';
+import { startSimBehindProxy, type FaultyProxy, type ProxiedSim } from '../../helpers/faulty-proxy.js';
+import { relayAtSimulator } from '../../helpers/brain-relay-sim.js';
+import { staysOffAtSimulator, type SimProcess } from '../../helpers/sim-process.js';
+import { spawnDaemon, untilShowingLog, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 
 // The fail-safe rules with a real daemon process and a board simulated in
 // another process (it keeps its relays while iogate dies, as a board does):
@@ -14,36 +12,19 @@ import { tempDir } from '../../helpers/temp-dir.js';
 
 const RELAY = { up: 0, down: 1, pulsed: 4 };
 
+let rig: ProxiedSim;
 let sim: SimProcess;
 let proxy: FaultyProxy;
 let configPath: string;
 let daemon: SpawnedDaemon | undefined;
 
 before(async () => {
-  sim = await startSim(['--model', '01', '--slave-id', '2', '--model', '00', '--slave-id', '1', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
-  proxy = await FaultyProxy.start({ host: '127.0.0.1', port: sim.tcpPort! });
-  const dir = tempDir('iogate-outputs-faults-');
-  configPath = join(dir, 'config.yaml');
-  writeFileSync(
-    configPath,
-    `alias_file: ${join(dir, 'alias.yaml')}
-comm_channels:
-  BUS:
-    type: MODBUSTCP
-    hostname: 127.0.0.1
-    port: ${proxy.port}
-    timeout: 150
-    retries: 0
-    devices:
-      2:
-        model: '01'
-        slave-id: 2
-        scan_frequency: 20
-      1:
-        model: '00'
-        slave-id: 1
-        scan_frequency: 20
-interlocks:
+  rig = await startSimBehindProxy(
+    [
+      { unit: 2, model: '01' },
+      { unit: 1, model: '00' },
+    ],
+    `interlocks:
   - outputs: [ro/2_06, do/1_01]
     dwell_ms: 100
 covers:
@@ -53,27 +34,19 @@ covers:
     travel_up_s: 20
     travel_down_s: 20
 `,
+    'iogate-outputs-faults-',
   );
+  ({ sim, proxy, configPath } = rig);
 });
 
 after(async () => {
   await daemon?.stop('SIGKILL');
-  await proxy?.stop();
-  await sim?.stop();
+  await rig?.stop();
 });
 
-async function relay(bit: number): Promise<boolean> {
-  const [word] = await sim.registers(2, 1, 1);
-  return ((word! >> bit) & 1) === 1;
-}
+const relay = (bit: number) => relayAtSimulator(sim, bit);
 
-async function until(check: () => Promise<boolean>, what: string, limitMs = 8000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; log:\n${daemon?.output()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
+const until = (check: () => Promise<boolean>, what: string, limitMs?: number) => untilShowingLog(daemon, check, what, limitMs);
 
 async function post(path: string, body: string): Promise<number> {
   const response = await fetch(`${daemon!.baseUrl}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body });
@@ -86,13 +59,7 @@ async function cover(): Promise<Record<string, unknown>> {
 }
 
 /** Relays stay off for `ms`, sampled at the simulator. */
-async function staysOff(ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    assert.deepEqual([await relay(RELAY.up), await relay(RELAY.down), await relay(RELAY.pulsed)], [false, false, false], 'nothing switched on by itself');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const staysOff = (ms: number) => staysOffAtSimulator(async () => [await relay(RELAY.up), await relay(RELAY.down), await relay(RELAY.pulsed)], ms);
 
 describe('restart after SIGKILL', () => {
   test('mid-pulse: the output is switched off at start-up and the log says why', async () => {

@@ -8,7 +8,8 @@ import { UNTHROTTLED_GAP_MS } from '../../../src/devices/slave/scan-loop.js';
 import { Simulation } from '../../../src/sim/simulation.js';
 import { modbusTcpServer } from '../../../src/sim/tcp-server.js';
 import { TcpLink } from '../../../src/transport/tcp-link.js';
-import { startRig, type Rig } from '../../helpers/bus-rig.js';
+import type { ModbusBus } from '../../../src/modbus/bus.js';
+import { startBrainsOnFaultyLine, startRig, type Rig } from '../../helpers/bus-rig.js';
 import { FaultyLine } from '../../helpers/faulty-line.js';
 import { FaultyProxy } from '../../helpers/faulty-proxy.js';
 import { connect } from '../../helpers/ws-client.js';
@@ -19,30 +20,40 @@ import { connect } from '../../helpers/ws-client.js';
 // connection over one unit charges only that unit, and the log says each of
 // these once. Asserted with counts and order, never with durations.
 
-const two = () => [
-  { unit: 1, model: brain00 },
-  { unit: 2, model: brain00 },
-];
+/** Two brain boards named '1' and '2' on one in-memory line, both online. */
+async function twoSlaves(options = {}): Promise<{ line: FaultyLine; rig: Rig }> {
+  return startBrainsOnFaultyLine(['1', '2'], { timeoutMs: 60, ...options });
+}
 
-async function twoSlaves(line: FaultyLine, options = {}): Promise<Rig> {
-  const rig = await startRig([
-    {
-      link: line,
-      slaves: [
-        { name: '1', unit: 1, model: brain00, periodMs: 20 },
-        { name: '2', unit: 2, model: brain00, periodMs: 20 },
-      ],
-      options: { timeoutMs: 60, ...options },
-    },
-  ]);
-  await Promise.all([rig.whenState('1', 'online'), rig.whenState('2', 'online')]);
-  return rig;
+/**
+ * Slave 1 answers 100 ms late and a first write to DO 1_01 holds the line; a
+ * second write (queued by `queueAndLeave`, whose client then leaves) must
+ * never reach the wire: the line hears only the first, and the bus counts
+ * one dropped request.
+ */
+async function leavingWhileQueued(queueAndLeave: (rig: Rig, bus: ModbusBus) => Promise<void>): Promise<Rig> {
+  const { line, rig } = await twoSlaves({ timeoutMs: 1000 });
+  try {
+    line.replyDelayMs.set(1, 100);
+    const bus = rig.buses[0]!;
+    const first = rig.post('/rest/do/1_01', { value: '1' });
+    await waitUntil(() => (line.heardWrites.get(1) ?? 0) === 1);
+    await queueAndLeave(rig, bus);
+    await waitUntil(() => bus.queuedWrites === 0);
+    assert.equal((await first).status, 200);
+    await rig.scans('1', 2);
+    assert.equal(line.heardWrites.get(1), 1, 'the abandoned write never reached the wire');
+    assert.equal(bus.stats().dropped, 1);
+    return rig;
+  } catch (error) {
+    await rig.stop();
+    throw error;
+  }
 }
 
 test('writes to an offline slave answer 503 at once and never reach the wire; its neighbour keeps scanning; a probe brings writes back', async () => {
-  const line = new FaultyLine(two());
   // Generous timeouts: four clients in this process load the event loop that also delivers the replies.
-  const rig = await twoSlaves(line, { timeoutMs: 300 });
+  const { line, rig } = await twoSlaves({ timeoutMs: 300 });
   try {
     line.silent.add(2);
     await rig.whenState('2', 'offline');
@@ -95,13 +106,7 @@ test('writes to an offline slave answer 503 at once and never reach the wire; it
 });
 
 test('an HTTP write whose client hung up while it waited for the line is never sent', async () => {
-  const line = new FaultyLine(two());
-  const rig = await twoSlaves(line, { timeoutMs: 1000 });
-  try {
-    line.replyDelayMs.set(1, 100);
-    const bus = rig.buses[0]!;
-    const first = rig.post('/rest/do/1_01', { value: '1' });
-    await waitUntil(() => (line.heardWrites.get(1) ?? 0) === 1);
+  const rig = await leavingWhileQueued(async (rig, bus) => {
     const leaving = new AbortController();
     const second = fetch(`${rig.baseUrl}/rest/do/1_02`, {
       method: 'POST',
@@ -112,11 +117,8 @@ test('an HTTP write whose client hung up while it waited for the line is never s
     await waitUntil(() => bus.queuedWrites === 1);
     leaving.abort();
     assert.equal(await second, 'AbortError');
-    await waitUntil(() => bus.queuedWrites === 0);
-    assert.equal((await first).status, 200);
-    await rig.scans('1', 2);
-    assert.equal(line.heardWrites.get(1), 1, 'the abandoned write never reached the wire');
-    assert.equal(bus.stats().dropped, 1);
+  });
+  try {
     assert.match((await rig.get('/metrics')).body, /iogate_bus_dropped_requests_total\{bus="bus1"\} 1/);
   } finally {
     await rig.stop();
@@ -124,8 +126,7 @@ test('an HTTP write whose client hung up while it waited for the line is never s
 });
 
 test('a bulk request whose client hung up sends none of its remaining writes', async () => {
-  const line = new FaultyLine(two());
-  const rig = await twoSlaves(line, { timeoutMs: 1000 });
+  const { line, rig } = await twoSlaves({ timeoutMs: 1000 });
   try {
     line.replyDelayMs.set(1, 50);
     const leaving = new AbortController();
@@ -148,30 +149,17 @@ test('a bulk request whose client hung up sends none of its remaining writes', a
 });
 
 test('a WebSocket set whose client closed while it waited for the line is never sent', async () => {
-  const line = new FaultyLine(two());
-  const rig = await twoSlaves(line, { timeoutMs: 1000 });
-  try {
-    line.replyDelayMs.set(1, 100);
-    const bus = rig.buses[0]!;
-    const first = rig.post('/rest/do/1_01', { value: '1' });
-    await waitUntil(() => (line.heardWrites.get(1) ?? 0) === 1);
+  const rig = await leavingWhileQueued(async (rig, bus) => {
     const client = await connect(rig.wsUrl);
     client.send({ cmd: 'set', dev: 'do', circuit: '1_02', value: 1 });
     await waitUntil(() => bus.queuedWrites === 1);
     await client.close();
-    await waitUntil(() => bus.queuedWrites === 0);
-    assert.equal((await first).status, 200);
-    await rig.scans('1', 2);
-    assert.equal(line.heardWrites.get(1), 1, 'the closed client\'s write never reached the wire');
-    assert.equal(bus.stats().dropped, 1);
-  } finally {
-    await rig.stop();
-  }
+  });
+  await rig.stop();
 });
 
 test('a slave that loses 30 % of its replies stays degraded, never offline, and its values keep refreshing', async () => {
-  const line = new FaultyLine(two());
-  const rig = await twoSlaves(line);
+  const { line, rig } = await twoSlaves();
   try {
     line.lossy.set(2, 0.3);
     const lossy = rig.slave('2');
@@ -263,8 +251,7 @@ test('a TCP gateway that drops the connection whenever one unit is asked charges
 });
 
 test('slave and bus outages log one line when they start and one when they end, whatever the attempts between', async () => {
-  const line = new FaultyLine(two());
-  const rig = await twoSlaves(line);
+  const { line, rig } = await twoSlaves();
   try {
     line.silent.add(2);
     await rig.whenState('2', 'offline');
@@ -295,8 +282,7 @@ test('slave and bus outages log one line when they start and one when they end, 
 });
 
 test('scan_frequency 0 scans as often as the line allows, with a pause between scans', async () => {
-  const line = new FaultyLine([{ unit: 1, model: brain00 }]);
-  const rig = await startRig([{ link: line, slaves: [{ name: '1', unit: 1, model: brain00, periodMs: 0 }] }]);
+  const rig = await startRig([{ link: new FaultyLine([{ unit: 1, model: brain00 }]), slaves: [{ name: '1', unit: 1, model: brain00, periodMs: 0 }] }]);
   try {
     await rig.whenState('1', 'online');
     const started = performance.now();
@@ -312,10 +298,8 @@ test('scan_frequency 0 scans as often as the line allows, with a pause between s
 });
 
 test('the cycle time is in /metrics and a cycle over a quarter of a watchdog timeout is warned about once', async () => {
-  const line = new FaultyLine([{ unit: 1, model: brain00 }]);
-  const rig = await startRig([{ link: line, slaves: [{ name: '1', unit: 1, model: brain00, periodMs: 20 }] }]);
+  const { rig } = await startBrainsOnFaultyLine(['1']);
   try {
-    await rig.whenState('1', 'online');
     const warnings: string[] = [];
     const guard = new CycleGuard(rig.buses, rig.slaves, (level, message) => warnings.push(`${level} ${message}`));
     guard.check(true);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
-import { reloadsSettled, sighupStorm, staysAlive } from '../../helpers/reload-storm.js';
+import { STORM_BOARD, reloadsSettled, sighupStorm, staysAlive } from '../../helpers/reload-storm.js';
 import { spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -30,12 +30,7 @@ function configText(brokerPort: number, keepalive: number, protocol: string): st
     // aedes speaks 3.1.1 only; asked for at once, no CONNACK refusal resets mqtt.js's stores on the way.
     `    protocol: ${protocol}`,
     `    keepalive: ${keepalive}`,
-    'comm_channels:',
-    '  A:',
-    '    type: SIMULATOR',
-    '    toggle_ms: 0',
-    '    devices:',
-    '      1: {model: "00", scan_frequency: 10}',
+    ...STORM_BOARD,
     '',
   ].join('\n');
 }

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { TestBroker } from '../../helpers/mqtt-broker.js';
-import { reloadsSettled, sighupStorm, staysAlive } from '../../helpers/reload-storm.js';
+import { STORM_BOARD, reloadsSettled, sighupStorm, staysAlive } from '../../helpers/reload-storm.js';
 import { TahuHost } from '../../helpers/sparkplug-host.js';
 import { spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
@@ -24,12 +24,7 @@ function configText(brokerPort: number, keepalive: number): string {
     `    keepalive: ${keepalive}`,
     '    servers:',
     `      - url: mqtt://127.0.0.1:${brokerPort}`,
-    'comm_channels:',
-    '  A:',
-    '    type: SIMULATOR',
-    '    toggle_ms: 0',
-    '    devices:',
-    '      1: {model: "00", scan_frequency: 10}',
+    ...STORM_BOARD,
     '',
   ].join('\n');
 }

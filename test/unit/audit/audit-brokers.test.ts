@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { startMqtt } from '../../../src/api/mqtt/bridge.js';
-import { startSparkplug } from '../../../src/api/sparkplug/start.js';
-import { createLogger } from '../../../src/logging/log.js';
 import { setAuditSink, type AuditEntry } from '../../../src/registry/audit-trail.js';
-import { STILL_BOARD, startGate } from '../../helpers/in-process.js';
-import { TestBroker } from '../../helpers/mqtt-broker.js';
-import { Observer } from '../../helpers/mqtt-observer.js';
-import { TahuHost } from '../../helpers/sparkplug-host.js';
+import { startMirrorAndEdge } from '../../helpers/sparkplug-gate.js';
 
 // Writes through the brokers reach the audit log through the one write path,
 // each named by its interface: `mqtt` for a command topic, `sparkplug` for a DCMD.
@@ -22,31 +16,7 @@ test('an MQTT command and a Sparkplug DCMD each make one audit entry with their 
     }
     assert.fail(`no such entry among ${JSON.stringify(entries)}`);
   };
-  const broker = await TestBroker.start();
-  const gate = await startGate(
-    STILL_BOARD.replace(
-      'apis:\n',
-      `apis:
-  mqtt:
-    enabled: true
-    address: 127.0.0.1
-    port: ${broker.port}
-    client-id: plc1
-  sparkplug:
-    enabled: true
-    group_id: plant
-    edge_node_id: audited
-    servers:
-      - url: ${broker.url}
-    write: true
-`,
-    ),
-  );
-  const log = createLogger('CRITICAL');
-  const bridge = startMqtt({ ...gate.runtime, config: gate.config.apis.mqtt, log });
-  const node = startSparkplug(gate.config, gate.runtime, log);
-  const host = await TahuHost.connect(broker.url, 'plant');
-  const observer = await Observer.connect(broker.url, ['plc1/ack/#', 'plc1/status']);
+  const { host, observer, stop } = await startMirrorAndEdge('audited', ['plc1/ack/#', 'plc1/status']);
   try {
     await observer.waitFor('plc1/status', (text) => text === 'online');
     await observer.publish('plc1/cmd/do/1_02', '{"value": 1}', { qos: 1 });
@@ -62,11 +32,6 @@ test('an MQTT command and a Sparkplug DCMD each make one audit entry with their 
     assert.equal(entries.filter((e) => e.target === 'do/1_02' || e.target === 'do/1_03').length, 2, 'one entry per write');
   } finally {
     setAuditSink(undefined);
-    await observer.close();
-    await host.close();
-    await node.stop();
-    await bridge.stop();
-    await gate.close();
-    await broker.stop();
+    await stop();
   }
 });

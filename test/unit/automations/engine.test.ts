@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../../src/logging/log.js';
 import { postForm } from '../../helpers/http.js';
-import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
-import { BRAIN_DO, OutputTimeline } from '../../helpers/output-timeline.js';
+import { stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
+import { BRAIN_DO, startWatchedGate, type OutputTimeline, type WatchedGate } from '../../helpers/output-timeline.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 import { connect, deviceIn } from '../../helpers/ws-client.js';
 import { NO_FIRMWARE_OFFLOAD } from '../../../src/automations/offload.js';
@@ -38,19 +38,23 @@ automations:
 `;
 const CONFIG = `alias_file: ${join(dir, 'alias.yaml')}\n${stillBoardYaml()}${AUTOMATIONS}`;
 
+let watched: WatchedGate;
 let gate: Gate;
 let timeline: OutputTimeline;
 const lines: string[] = [];
 
 before(async () => {
   // Without the boards' DirectSwitch: this file checks that the engine runs a rule the firmware did not take.
-  gate = await startGate(CONFIG, { log: createLogger('DEBUG', (line) => lines.push(line)), offload: NO_FIRMWARE_OFFLOAD });
-  timeline = new OutputTimeline(gate.board, [BRAIN_DO(1), BRAIN_DO(2), BRAIN_DO(3), BRAIN_DO(4), { name: 'led/1_02', register: 20, bit: 1 }, { name: 'led/1_03', register: 20, bit: 2 }, { name: 'led/1_01', register: 20, bit: 0 }]);
+  watched = await startWatchedGate(
+    CONFIG,
+    [BRAIN_DO(1), BRAIN_DO(2), BRAIN_DO(3), BRAIN_DO(4), { name: 'led/1_02', register: 20, bit: 1 }, { name: 'led/1_03', register: 20, bit: 2 }, { name: 'led/1_01', register: 20, bit: 0 }],
+    { log: createLogger('DEBUG', (line) => lines.push(line)), offload: NO_FIRMWARE_OFFLOAD },
+  );
+  ({ gate, timeline } = watched);
 });
 
 after(async () => {
-  timeline.stop();
-  await gate.close();
+  await watched?.stop();
 });
 
 const automation = async (id: string) => (await (await fetch(`${gate.baseUrl}/rest/automation/${id}`)).json()) as Record<string, unknown>;

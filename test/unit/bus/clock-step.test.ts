@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { brain00 } from '../../../src/boards/builtin/neuron.js';
 import { FaultyLine } from '../../helpers/faulty-line.js';
-import { startRig } from '../../helpers/bus-rig.js';
+import { startBrainsOnFaultyLine, startRig } from '../../helpers/bus-rig.js';
 
 // Intervals run on the monotonic clock: a step of the wall clock (NTP after
 // boot on a board without RTC, an operator setting the date) must neither
@@ -18,11 +18,9 @@ function stepWallClock(byMs: number): () => void {
 }
 
 test('after the wall clock steps back an hour, an offline slave that answers again is back within its probe interval', async (t) => {
-  const line = new FaultyLine([{ unit: 1, model: brain00 }]);
-  const rig = await startRig([{ link: line, slaves: [{ name: '1', unit: 1, model: brain00, periodMs: 20 }], options: { timeoutMs: 40, retries: 0 } }]);
+  const { line, rig } = await startBrainsOnFaultyLine(['1'], { timeoutMs: 40, retries: 0 });
   let restore = () => {};
   try {
-    await rig.whenState('1', 'online');
     line.silent.add(1);
     await rig.whenState('1', 'offline');
     // Probes are scheduled from here on; the clock steps back while they are.

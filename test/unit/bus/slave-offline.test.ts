@@ -1,8 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { brain00 } from '../../../src/boards/builtin/neuron.js';
-import { FaultyLine } from '../../helpers/faulty-line.js';
-import { startRig } from '../../helpers/bus-rig.js';
+import { startBrainsOnFaultyLine } from '../../helpers/bus-rig.js';
 
 // A slave that stops answering goes offline after two failed scans: its
 // devices answer 503, /metrics shows it, and it is only probed, with growing
@@ -10,22 +8,8 @@ import { startRig } from '../../helpers/bus-rig.js';
 // answers a probe again it is back online with fresh values.
 
 test('a silent slave goes offline, is probed with back-off and comes back; its neighbour keeps its rate', async () => {
-  const line = new FaultyLine([
-    { unit: 1, model: brain00 },
-    { unit: 2, model: brain00 },
-  ]);
-  const rig = await startRig([
-    {
-      link: line,
-      slaves: [
-        { name: '1', unit: 1, model: brain00, periodMs: 20 },
-        { name: '2', unit: 2, model: brain00, periodMs: 20 },
-      ],
-      options: { timeoutMs: 60, retries: 1 },
-    },
-  ]);
+  const { line, rig } = await startBrainsOnFaultyLine(['1', '2'], { timeoutMs: 60, retries: 1 });
   try {
-    await Promise.all([rig.whenState('1', 'online'), rig.whenState('2', 'online')]);
     assert.equal((await rig.get('/rest/di/2_01')).status, 200);
 
     line.silent.add(2);

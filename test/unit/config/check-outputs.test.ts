@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
+import { BUNDLE, runDaemonToExit, spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 // `--check-config` resolves every output that covers and interlocks name, as
@@ -22,14 +22,9 @@ function configFile(lines: string[], aliases?: string): string {
   return file;
 }
 
-async function check(file: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BUNDLE, '--check-config', '--config', file], { cwd: tempDir('iogate-cwd-'), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
+/** --check-config on `file`: its exit code and what it printed. */
+function check(file: string) {
+  return runDaemonToExit(['--check-config', '--config', file]);
 }
 
 function cover(name: string, up: string, down: string): string[] {

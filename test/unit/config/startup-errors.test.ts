@@ -1,12 +1,10 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { createServer, type AddressInfo } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { BUNDLE } from '../../helpers/spawn-daemon.js';
+import { runDaemonToExit } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 // A configuration iogate cannot run stops it at once, exit code 78
@@ -14,12 +12,9 @@ import { tempDir } from '../../helpers/temp-dir.js';
 // problem naming file, line and key path (EVOK printed tracebacks, or ran
 // without the board).
 
-async function startFails(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BUNDLE, '--port', '0', ...args], { cwd: tempDir('iogate-cwd-'), stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stderr };
+/** A start with a free port that must fail: its exit code and what it printed. */
+function startFails(args: string[]) {
+  return runDaemonToExit(['--port', '0', ...args]);
 }
 
 test('a device whose model no board map has stops start-up, naming where it was written', async () => {
@@ -88,10 +83,7 @@ test('a port already in use exits 75 (try again later), naming the port', async 
   await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
   const { port } = holder.address() as AddressInfo;
   try {
-    const child = spawn(process.execPath, [BUNDLE, '--port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-    const [code] = (await once(child, 'exit')) as [number | null];
+    const { code, stderr } = await runDaemonToExit(['--port', String(port)]);
     assert.equal(code, 75, stderr);
     assert.match(stderr, new RegExp(`cannot listen on 127\\.0\\.0\\.1:${port}: the port is in use`));
   } finally {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
-import { BRAIN_DO, OutputTimeline } from '../../helpers/output-timeline.js';
+import { stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
+import { BRAIN_DO, startWatchedGate, type OutputTimeline, type WatchedGate } from '../../helpers/output-timeline.js';
 
 // A cover's motor output that comes on while the cover is not running it (a
 // write that went round iogate, a board that restored an old state) must be
@@ -15,17 +15,17 @@ const CONFIG = `${stillBoardYaml()}covers:
     travel_down_s: 0.5
 `;
 
+let watched: WatchedGate;
 let gate: Gate;
 let timeline: OutputTimeline;
 
 before(async () => {
-  gate = await startGate(CONFIG);
-  timeline = new OutputTimeline(gate.board, [BRAIN_DO(1), BRAIN_DO(2)]);
+  watched = await startWatchedGate(CONFIG, [BRAIN_DO(1), BRAIN_DO(2)]);
+  ({ gate, timeline } = watched);
 });
 
 after(async () => {
-  timeline.stop();
-  await gate.close();
+  await watched?.stop();
 });
 
 test('a cover output switched on behind its back is switched off at the board', async () => {

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { createLogger } from '../../../src/logging/log.js';
 import type { SimulatedBoard } from '../../../src/sim/simulated-board.js';
 import { startGate, stillBoardYaml, until } from '../../helpers/in-process.js';
-import { BRAIN_DO, OutputTimeline } from '../../helpers/output-timeline.js';
+import { BRAIN_DO, startWatchedGate } from '../../helpers/output-timeline.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 // A cover's outputs at start-up, judged at the simulated board: an output
@@ -37,19 +37,17 @@ function doCoil(board: SimulatedBoard, n: number): number {
 test('a cover output already on at the board before start-up is switched off, and the log says why', async () => {
   const dir = tempDir('iogate-cover-found-on-');
   const lines: string[] = [];
-  const gate = await startGate(config(dir), {
+  const { timeline, stop } = await startWatchedGate(config(dir), [UP, DOWN], {
     log: createLogger('WARNING', (line) => lines.push(line)),
     // On since before iogate started (a crash mid-run, another master): nothing of this run commanded it.
     beforeStart: (board) => board.setBit(UP.register, UP.bit, true),
   });
-  const timeline = new OutputTimeline(gate.board, [UP, DOWN]);
   try {
     await until(() => !timeline.isOn('do/1_03'), 'the up output to be off at the board', 5000);
     assert.ok(lines.some((line) => /cover blind: do 1_03 found on at start-up with no command from this run; switched off/.test(line)), lines.join('\n'));
     assert.equal(timeline.isOn('do/1_04'), false);
   } finally {
-    timeline.stop();
-    await gate.close();
+    await stop();
   }
 });
 

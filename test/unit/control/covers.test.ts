@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import { createLogger } from '../../../src/logging/log.js';
 import { get, list, postForm, postJson, type Loose } from '../../helpers/http.js';
 import { startGate, stillBoardYaml, until, type Gate } from '../../helpers/in-process.js';
-import { BRAIN_DO, OutputTimeline } from '../../helpers/output-timeline.js';
+import { BRAIN_DO, startWatchedGate, type OutputTimeline, type WatchedGate } from '../../helpers/output-timeline.js';
 import { connect } from '../../helpers/ws-client.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -32,17 +32,17 @@ ${stillBoardYaml({ errorReplies: true })}covers:
     travel_down_s: 0.5
 `;
 
+let watched: WatchedGate;
 let gate: Gate;
 let timeline: OutputTimeline;
 
 before(async () => {
-  gate = await startGate(config(stateDir));
-  timeline = new OutputTimeline(gate.board, [BRAIN_DO(3), BRAIN_DO(4), BRAIN_DO(1), BRAIN_DO(2)]);
+  watched = await startWatchedGate(config(stateDir), [BRAIN_DO(3), BRAIN_DO(4), BRAIN_DO(1), BRAIN_DO(2)]);
+  ({ gate, timeline } = watched);
 });
 
 after(async () => {
-  timeline.stop();
-  await gate.close();
+  await watched?.stop();
 });
 
 async function cover(name = 'blind'): Promise<Loose> {

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Output } from '../../../src/control/output.js';
 import { postForm } from '../../helpers/http.js';
-import { startGate, type Gate } from '../../helpers/in-process.js';
-import { BRAIN_DO, OutputTimeline } from '../../helpers/output-timeline.js';
+import type { Gate } from '../../helpers/in-process.js';
+import { BRAIN_DO, startWatchedGate, type OutputTimeline, type WatchedGate } from '../../helpers/output-timeline.js';
 
 // A write whose answer is lost may still have switched the board: the
 // interlock then must not trust the last state it knew. The board is scanned
@@ -24,17 +24,17 @@ interlocks:
     dwell_ms: 0
 `;
 
+let watched: WatchedGate;
 let gate: Gate;
 let timeline: OutputTimeline;
 
 before(async () => {
-  gate = await startGate(CONFIG);
-  timeline = new OutputTimeline(gate.board, [BRAIN_DO(1), BRAIN_DO(2)]);
+  watched = await startWatchedGate(CONFIG, [BRAIN_DO(1), BRAIN_DO(2)]);
+  ({ gate, timeline } = watched);
 });
 
 after(async () => {
-  timeline.stop();
-  await gate.close();
+  await watched?.stop();
 });
 
 test('a member whose write failed after switching the board is read back: its partner stays off (at the board)', async () => {

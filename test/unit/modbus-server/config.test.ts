@@ -1,6 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -10,7 +8,7 @@ import { newModbusServerStats } from '../../../src/api/modbus-server/stats.js';
 import { readCheckedConfig } from '../../../src/runtime/checked-config.js';
 import { ConfigError } from '../../../src/config/errors.js';
 import { startupSummary } from '../../../src/config/summary.js';
-import { BUNDLE } from '../../helpers/spawn-daemon.js';
+import { runDaemonToExit } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
 // apis.modbus_server's settings: defaults, the allow list, and the bind rule
@@ -90,20 +88,10 @@ test('metrics: requests, exceptions by code, cache hits, passthroughs, refused w
   }
 });
 
-async function run(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BUNDLE, ...args], { cwd: tempDir('iogate-cwd-'), stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stdout, stderr };
-}
-
 test('--check-config and start-up both refuse it with exit 78 and say how to fix it', async () => {
   const file = configFile(['enabled: true', 'address: 0.0.0.0']);
   for (const args of [['--check-config', '--config', file], ['--config', file]]) {
-    const { code, stderr } = await run(args);
+    const { code, stderr } = await runDaemonToExit(args);
     assert.equal(code, 78, stderr);
     assert.match(stderr, /apis\.modbus_server: refusing to listen on 0\.0\.0\.0 without an allow list/);
     assert.match(stderr, /apis\.modbus_server\.allow/);

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { TestBroker } from '../../helpers/mqtt-broker.js';
-import { startGateway, type Gateway } from '../../helpers/mqtt-gateway.js';
+import type { TestBroker } from '../../helpers/mqtt-broker.js';
+import { startGateway, startGatewayOnBroker, type Gateway, type GatewayOnBroker } from '../../helpers/mqtt-gateway.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
 
 // Commands sent by an independent client: the simulated board's output
 // register must follow, and every command gets an answer on the ack topic.
 
+let rig: GatewayOnBroker;
 let broker: TestBroker;
 let gateway: Gateway;
 let client: Observer;
@@ -15,16 +16,12 @@ let client: Observer;
 const DO_REGISTER = 1;
 
 before(async () => {
-  broker = await TestBroker.start();
-  gateway = await startGateway({ port: broker.port, clientId: 'plc' });
-  client = await Observer.connect(broker.url, ['plc/ack/#', 'plc/status']);
-  await client.waitFor('plc/status', (text) => text === 'online');
+  rig = await startGatewayOnBroker({}, ['plc/ack/#', 'plc/status']);
+  ({ broker, gateway, observer: client } = rig);
 });
 
 after(async () => {
-  await client.close();
-  await gateway.stop();
-  await broker.stop();
+  await rig?.stop();
 });
 
 function outputBit(index: number): boolean {

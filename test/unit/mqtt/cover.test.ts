@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { TestBroker } from '../../helpers/mqtt-broker.js';
-import { startGateway, type Gateway } from '../../helpers/mqtt-gateway.js';
+import type { TestBroker } from '../../helpers/mqtt-broker.js';
+import { startGatewayOnBroker, type Gateway, type GatewayOnBroker } from '../../helpers/mqtt-gateway.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
 
 // A cover over MQTT (aedes): its Home Assistant discovery config, commands in
@@ -9,26 +9,21 @@ import { Observer } from '../../helpers/mqtt-observer.js';
 // simulated board's relays following. The Mosquitto interop suite checks the
 // same config against HA's schema.
 
+let rig: GatewayOnBroker;
 let broker: TestBroker;
 let gateway: Gateway;
 let client: Observer;
 
 before(async () => {
-  broker = await TestBroker.start();
-  gateway = await startGateway({
-    port: broker.port,
-    clientId: 'plc',
+  rig = await startGatewayOnBroker({
     extra: '    homeassistant:\n      enabled: true',
     top: 'covers:\n  blind:\n    up: do/1_03\n    down: do/1_04\n    travel_up_s: 1\n    travel_down_s: 1\n    tilt_s: 0.2\n    overrun_s: 0.1\n    dwell_ms: 50',
-  });
-  client = await Observer.connect(broker.url, ['plc/#', 'homeassistant/#']);
-  await client.waitFor('plc/status', (text) => text === 'online');
+  }, ['plc/#', 'homeassistant/#']);
+  ({ broker, gateway, observer: client } = rig);
 });
 
 after(async () => {
-  await client.close();
-  await gateway.stop();
-  await broker.stop();
+  await rig?.stop();
 });
 
 /** DO i of the brain board is bit i-1 of holding register 1. */

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { TestBroker } from '../../helpers/mqtt-broker.js';
-import { startGateway, type Gateway } from '../../helpers/mqtt-gateway.js';
+import { startGatewayOnBroker, type Gateway, type GatewayOnBroker } from '../../helpers/mqtt-gateway.js';
 import { Observer } from '../../helpers/mqtt-observer.js';
 import { until } from '../../helpers/in-process.js';
 
@@ -9,30 +8,24 @@ import { until } from '../../helpers/in-process.js';
 // Assistant discovery as temperature and humidity sensors that go
 // unavailable while the sensor is lost.
 
-let broker: TestBroker;
+let rig: GatewayOnBroker;
 let gateway: Gateway;
 let observer: Observer;
 let circuits: string[];
 
 before(async () => {
-  broker = await TestBroker.start();
-  gateway = await startGateway({
-    port: broker.port,
-    clientId: 'plc',
+  rig = await startGatewayOnBroker({
     extra: '    homeassistant:\n      enabled: true\n      discovery_prefix: ha',
     buses: '  OW:\n    type: OWFS\n    interval: 1\n    scan_interval: 1\n    simulate: [28, 26, 29]',
-  });
-  observer = await Observer.connect(broker.url, ['ha/#', 'plc/#']);
-  await observer.waitFor('plc/status', (text) => text === 'online');
+  }, ['ha/#', 'plc/#']);
+  ({ gateway, observer } = rig);
   const oneWire = gateway.runtime.oneWire[0]!;
   await until(() => oneWire.bus.sensors.size === 3, 'discovery');
   circuits = [...oneWire.bus.sensors.values()].map((sensor) => sensor.circuit);
 });
 
 after(async () => {
-  await observer.close();
-  await gateway.stop();
-  await broker.stop();
+  await rig?.stop();
 });
 
 const NOT_LOST = "{{ 'offline' if value_json.lost else 'online' }}";

@@ -1,19 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { test } from 'node:test';
-import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
+import { runDaemonToExit, spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { SIMULATED_BUS, bearer, configFile, httpCall } from '../../helpers/http-call.js';
 
 // The listen address policy: loopback by default, the network only with
 // tokens or an explicit opt-in to anonymous access.
 
-async function runUntilExit(args: string[], cwd: string): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [BUNDLE, '--port', '0', ...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  return { code, stderr };
+function runUntilExit(args: string[], cwd: string) {
+  return runDaemonToExit(['--port', '0', ...args], { cwd });
 }
 
 test('the default listen address is loopback', async () => {

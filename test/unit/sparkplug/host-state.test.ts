@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { EdgeNode } from '../../../src/api/sparkplug/edge-node.js';
-import { until, type Gate } from '../../helpers/in-process.js';
-import { startEdgeGate } from '../../helpers/sparkplug-gate.js';
-import { TestBroker } from '../../helpers/mqtt-broker.js';
+import { until } from '../../helpers/in-process.js';
+import { startEdgeSession, type EdgeSession } from '../../helpers/sparkplug-gate.js';
 import { TahuHost, type HostMessage } from '../../helpers/sparkplug-host.js';
 
 // STATE gating with a primary host (aedes as the broker): the node births only
@@ -11,23 +10,18 @@ import { TahuHost, type HostMessage } from '../../helpers/sparkplug-host.js';
 // stale retained one), and leaves (NDEATH) when the host goes offline.
 
 const NODE = 'gated';
-let broker: TestBroker;
+let session: EdgeSession;
 let host: TahuHost;
-let gate: Gate;
 let node: EdgeNode;
 
 before(async () => {
-  broker = await TestBroker.start();
   // The host's retained STATE says offline before the node connects.
-  host = await TahuHost.connect(broker.url, 'plant', { hostId: 'scada', online: false });
-  ({ gate, node } = await startEdgeGate(broker.url, NODE, { primaryHostId: 'scada' }));
+  session = await startEdgeSession(NODE, { primaryHostId: 'scada' }, { hostId: 'scada', online: false });
+  ({ host, node } = session);
 });
 
 after(async () => {
-  await node?.stop();
-  await gate?.close();
-  await host?.close();
-  await broker?.stop();
+  await session?.stop();
 });
 
 const of = (type: string, from = 0) => (m: HostMessage) => m.edgeNode === NODE && m.type === type && m.index >= from;

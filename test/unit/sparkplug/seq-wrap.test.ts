@@ -1,31 +1,24 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { EdgeNode } from '../../../src/api/sparkplug/edge-node.js';
 import type { Gate } from '../../helpers/in-process.js';
-import { startEdgeGate } from '../../helpers/sparkplug-gate.js';
-import { TestBroker } from '../../helpers/mqtt-broker.js';
+import { startEdgeSession, type EdgeSession } from '../../helpers/sparkplug-gate.js';
 import { TahuHost, type HostMessage } from '../../helpers/sparkplug-host.js';
 
 // Sparkplug's seq is 0..255 and wraps to 0 after 255: a host that sees 256
 // (or a gap) takes the session as broken and asks for a rebirth.
 
 const NODE = 'wrap1';
-let broker: TestBroker;
+let session: EdgeSession;
 let host: TahuHost;
 let gate: Gate;
-let node: EdgeNode;
 
 before(async () => {
-  broker = await TestBroker.start();
-  host = await TahuHost.connect(broker.url, 'plant');
-  ({ gate, node } = await startEdgeGate(broker.url, NODE, { write: false }));
+  session = await startEdgeSession(NODE, { write: false });
+  ({ host, gate } = session);
 });
 
 after(async () => {
-  await node?.stop();
-  await gate?.close();
-  await host?.close();
-  await broker?.stop();
+  await session?.stop();
 });
 
 test('seq wraps from 255 to 0 without a gap over 300 messages', async () => {

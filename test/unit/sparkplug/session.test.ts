@@ -2,9 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { EdgeNode } from '../../../src/api/sparkplug/edge-node.js';
 import { until, type Gate } from '../../helpers/in-process.js';
-import { startEdgeGate } from '../../helpers/sparkplug-gate.js';
+import { startEdgeSession, type EdgeSession } from '../../helpers/sparkplug-gate.js';
 import { writeDevice } from '../../../src/registry/write.js';
-import { TestBroker } from '../../helpers/mqtt-broker.js';
 import { TahuHost, type HostMessage } from '../../helpers/sparkplug-host.js';
 
 // The edge node's session against a real broker (aedes) and a host that reads
@@ -12,22 +11,18 @@ import { TahuHost, type HostMessage } from '../../helpers/sparkplug-host.js';
 // write path, refusals, rebirth, and NDEATH on a clean stop.
 
 const NODE = 'node1';
-let broker: TestBroker;
+let session: EdgeSession;
 let host: TahuHost;
 let gate: Gate;
 let node: EdgeNode;
 
 before(async () => {
-  broker = await TestBroker.start();
-  host = await TahuHost.connect(broker.url, 'plant');
-  ({ gate, node } = await startEdgeGate(broker.url, NODE, { write: true }));
+  session = await startEdgeSession(NODE, { write: true });
+  ({ host, gate, node } = session);
 });
 
 after(async () => {
-  await node?.stop();
-  await gate?.close();
-  await host?.close();
-  await broker?.stop();
+  await session?.stop();
 });
 
 const isType = (type: string, device?: string) => (m: HostMessage) => m.edgeNode === NODE && m.type === type && (device === undefined || m.device === device);

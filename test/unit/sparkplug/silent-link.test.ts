@@ -20,14 +20,8 @@ after(async () => {
 });
 
 test('a change sent into a link that went silent is replayed as historical after the birth on the next server', { timeout: 30_000 }, async () => {
-  let silent = false;
-  front = await BrokerFront.start((socket, connectUpstream) => {
-    const upstream = connectUpstream();
-    socket.on('data', (data) => silent || upstream.write(data));
-    upstream.on('data', (data) => silent || socket.write(data));
-    socket.once('close', () => upstream.destroy());
-    upstream.once('close', () => socket.destroy());
-  });
+  const link = await BrokerFront.silenceable();
+  front = link.front;
   const { host } = front;
   const { gate, node } = await front.startNode(NODE, { moreServers: [front.broker.url], keepalive: 1 });
   const isOf = (type: string) => (m: { edgeNode: string; type: string }) => m.edgeNode === NODE && m.type === type;
@@ -35,7 +29,7 @@ test('a change sent into a link that went silent is replayed as historical after
   const alias = host.aliases(NODE, '1').get('di/1_01/value')!;
   const diedBdSeq = node.stats().bdSeq;
 
-  silent = true;
+  link.silence();
   const silentAt = Date.now();
   const sentBefore = node.stats().dataMessages;
   gate.setInput(0, true);

@@ -15,17 +15,11 @@ after(async () => {
 });
 
 test('stopping the edge node on a silent link ends within the close bound, not at the keep alive', { timeout: 30_000 }, async () => {
-  let silent = false;
-  front = await BrokerFront.start((socket, connectUpstream) => {
-    const upstream = connectUpstream();
-    socket.on('data', (data) => silent || upstream.write(data));
-    upstream.on('data', (data) => silent || socket.write(data));
-    socket.once('close', () => upstream.destroy());
-    upstream.once('close', () => socket.destroy());
-  });
+  const link = await BrokerFront.silenceable();
+  front = link.front;
   const { node } = await front.startNode('mute1', { keepalive: 60 });
   await front.host.waitFor((m) => m.edgeNode === 'mute1' && m.type === 'DBIRTH', 10_000, 'the DBIRTH');
-  silent = true;
+  link.silence();
   const started = performance.now();
   await node.stop();
   const took = performance.now() - started;

@@ -33,12 +33,22 @@ class BadRequest extends Error {}
 /** A delayed write is for timing a change a moment away, not a scheduler. */
 const MAX_DELAY_MS = 60_000;
 
+/**
+ * How long an idle client connection is kept. Node's default (5 s) lets the server close a
+ * connection at the moment a client that reuses it for up to 4 s (fetch's default) sends on it,
+ * when a loaded machine delays one of them: the request fails with "other side closed". The
+ * control API's clients are tests and benches on this machine, so the client closes first.
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
 export function controlServer(boards: ReadonlyMap<number, SimulatedBoard>): Server {
-  return createServer((req, res) => {
+  const server = createServer((req, res) => {
     handle(boards, req)
       .then((body) => reply(res, 200, body))
       .catch((error: Error) => reply(res, error instanceof BadRequest ? 400 : 500, { error: error.message }));
   });
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
+  return server;
 }
 
 async function handle(boards: ReadonlyMap<number, SimulatedBoard>, req: IncomingMessage): Promise<unknown> {

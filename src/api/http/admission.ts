@@ -183,7 +183,18 @@ class Scope {
   }
 }
 
-export function admitConnections(server: Server, limits: AdmissionLimits, log?: Logger): AdmissionStats {
+/** What admission gives the HTTP server: its counts, and what each request must pass through first. */
+export interface Admission {
+  stats: AdmissionStats;
+  /**
+   * To be called by the server's one 'request' listener, before it routes:
+   * moves the connection to its request's stage (a listener of its own would
+   * be a second one, which every request pays for: see requestsSeen).
+   */
+  requestStarted(req: IncomingMessage, res: ServerResponse): void;
+}
+
+export function admitConnections(server: Server, limits: AdmissionLimits, log?: Logger): Admission {
   const poolCap = Math.max(1, Math.floor((limits.maxConnections * 3) / 4));
   const addressCap = Math.min(limits.maxConnectionsPerAddress, poolCap);
   const entries = new Map<Socket, Entry>();
@@ -348,9 +359,19 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
     return true;
   };
 
-  // Registered before the route handler's listener runs (createServer's), so
-  // the stage is right before any handler awaits.
-  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+  /**
+   * Answered: the connection waits for its next request head (keep-alive),
+   * evictable again. One function for every response (`this` is the
+   * response), not a closure per request; the response's request still holds
+   * the socket when 'finish' comes, while node:http has already detached the
+   * response from it.
+   */
+  function answered(this: ServerResponse): void {
+    setStage(this.req.socket as Socket, 'head', true);
+  }
+
+  // Called by the route handler before anything else, so the stage is right before any handler awaits.
+  const requestStarted = (req: IncomingMessage, res: ServerResponse): void => {
     stats.requests++;
     if (ParkingLot.isBridge(req.socket)) {
       const bridge: ConnectionBridge = req.socket;
@@ -369,10 +390,8 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
         if (!res.writableFinished) setStage(socket, 'busy');
       });
     }
-    // Answered: the connection waits for its next request head (keep-alive),
-    // evictable again. A response finishes once, so `on` does (without the
-    // wrapper `once` makes).
-    res.on('finish', () => setStage(socket, 'head', true));
-  });
-  return stats;
+    // A response finishes once, so `on` does (without the wrapper `once` makes).
+    res.on('finish', answered);
+  };
+  return { stats, requestStarted };
 }

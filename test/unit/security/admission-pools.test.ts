@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
 import { IDLE_EVICTIONS_PER_SECOND, admitConnections } from '../../../src/api/http/admission.js';
 import { HEAD_GRACE_MS, PARKED_PER_CONNECTION } from '../../../src/api/http/parking.js';
@@ -34,7 +34,9 @@ function rig(maxConnections: number, maxConnectionsPerAddress = maxConnections) 
   const server = Object.assign(new EventEmitter(), { idleClosed: 0, closeIdleConnections: () => server.idleClosed++ }) as unknown as Server & { idleClosed: number };
   // Stands for HTTP's connection listener, registered by createServer before admission.
   server.on('connection', (socket: FakeSocket) => (socket.http = true));
-  const stats = admitConnections(server, { maxConnections, maxConnectionsPerAddress });
+  const { stats, requestStarted } = admitConnections(server, { maxConnections, maxConnectionsPerAddress });
+  // Admission adds no 'request' listener: the server's one listener calls requestStarted (each more costs every request).
+  assert.equal(server.listenerCount('request'), 0);
   const sockets: FakeSocket[] = [];
   const connect = (address: string): FakeSocket => {
     const socket = new FakeSocket(address);
@@ -47,8 +49,9 @@ function rig(maxConnections: number, maxConnectionsPerAddress = maxConnections) 
   /** One bodiless request on `socket`, answered: the connection is then an idle keep-alive one. */
   const answer = (socket: FakeSocket): void => {
     const req = Object.assign(new EventEmitter(), { socket, headers: {} });
-    const res = Object.assign(new EventEmitter(), { writableFinished: false });
-    server.emit('request', req, res);
+    const res = Object.assign(new EventEmitter(), { req, writableFinished: false });
+    // What the HTTP server's one 'request' listener calls first.
+    requestStarted(req as unknown as IncomingMessage, res as unknown as ServerResponse);
     req.emit('end');
     res.writableFinished = true;
     res.emit('finish');

@@ -75,6 +75,27 @@ export interface AdmissionStats {
 const statsOf = new WeakMap<Server, AdmissionStats>();
 
 /**
+ * The last answered exchange (the response, which holds its request and
+ * socket), kept until the next one is answered, so that a full collection in
+ * a quiet moment (the daemon's own after a burst, src/memory/quiet-gc.ts, or
+ * V8's memory reducer) always finds one live instance of each object on the
+ * request path. With none alive, the maps (hidden classes) of node:http's
+ * request, response and stream states died in that collection, V8 threw away
+ * the optimized code of the whole request path that embedded them (--trace-deopt:
+ * about 65 functions, "weak objects"), and the next burst ran on code rebuilt
+ * against new maps, which kept failing its map checks ("wrong map"): bench:get
+ * measured 15-20 µs a request more after each quiet spell, for the whole burst.
+ * The same mechanism as nextTick's entries (src/memory/tick-shape.ts). One
+ * exchange: a few KB at most, and nothing that outlives the next request.
+ */
+let lastAnswered: ServerResponse | undefined;
+
+/** The exchange kept for its shapes (see lastAnswered); for tests. */
+export function keptExchange(): ServerResponse | undefined {
+  return lastAnswered;
+}
+
+/**
  * Requests `server` has seen, for whoever needs the request rate (the quiet
  * collections). Each further 'request' listener costs every request: with more
  * than one, Node copies the listener list per emit, and under the service's
@@ -368,6 +389,7 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
    */
   function answered(this: ServerResponse): void {
     setStage(this.req.socket as Socket, 'head', true);
+    lastAnswered = this;
   }
 
   // Called by the route handler before anything else, so the stage is right before any handler awaits.

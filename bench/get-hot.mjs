@@ -31,9 +31,9 @@
 // the load and --settle seconds after the last round.
 //
 // --minimal-bare adds a second bare server that serves the same body with only
-// Content-Type and the CORS headers (no Content-Length, Date or Keep-Alive but
-// what node:http adds itself, no ETag, no Cache-Control): the least a server
-// can answer; its ratios (minimal / daemon) are in the JSON as *_vs_minimal.
+// Content-Type and the CORS headers (no ETag, no Content-Length: node:http adds
+// Date, Connection and Keep-Alive and sends the body chunked): the least a
+// server can answer; its ratios (minimal / daemon) are in the JSON as *_vs_minimal.
 //
 // Prints one line per round and server, a table, and one JSON line at the end:
 //   { ratio_throughput, ratio_cpu, node_flags, variants: { name: {…} }, … }

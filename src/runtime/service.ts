@@ -1,7 +1,7 @@
-import { createServer as createListener, type Server as Listener, type Socket } from 'node:net';
+import type { Server as Listener, Socket } from 'node:net';
 import { apiGuards } from '../api/access/guards.js';
 import { requestsSeen } from '../api/http/admission.js';
-import { LISTEN_BACKLOG, createHttpServer, type HttpContext } from '../api/http/server.js';
+import { LISTEN_BACKLOG, createHttpListener, createHttpServer, type HttpContext } from '../api/http/server.js';
 import type { MetricsSource } from '../api/http/metrics.js';
 import type { MqttBridge } from '../api/mqtt/bridge.js';
 import type { EdgeNode } from '../api/sparkplug/edge-node.js';
@@ -156,7 +156,7 @@ export function createService(options: ServiceOptions): Service {
   let acceptWarnedAt = -Infinity;
   const listen = (address: string, port: number): Promise<Listener> =>
     new Promise((resolve, reject) => {
-      const next = createListener((socket) => {
+      const next = createHttpListener((socket) => {
         connections.add(socket);
         socket.once('close', () => connections.delete(socket));
         if (tlsFront) tlsFront.accept(socket, (secure) => server.emit('connection', secure));

@@ -75,6 +75,27 @@ export interface AdmissionStats {
 const statsOf = new WeakMap<Server, AdmissionStats>();
 
 /**
+ * The last answered exchange (the response, which holds its request and
+ * socket), kept until the next one is answered, so that a full collection in
+ * a quiet moment (the daemon's own after a burst, src/memory/quiet-gc.ts, or
+ * V8's memory reducer) always finds one live instance of each object on the
+ * request path. With none alive, the maps (hidden classes) of node:http's
+ * request, response and stream states died in that collection, V8 threw away
+ * the optimized code of the whole request path that embedded them (--trace-deopt:
+ * about 65 functions, "weak objects"), and the next burst ran on code rebuilt
+ * against new maps, which kept failing its map checks ("wrong map"): bench:get
+ * measured 15-20 µs a request more after each quiet spell, for the whole burst.
+ * The same mechanism as nextTick's entries (src/memory/tick-shape.ts). One
+ * exchange: a few KB at most, and nothing that outlives the next request.
+ */
+let lastAnswered: ServerResponse | undefined;
+
+/** The exchange kept for its shapes (see lastAnswered); for tests. */
+export function keptExchange(): ServerResponse | undefined {
+  return lastAnswered;
+}
+
+/**
  * Requests `server` has seen, for whoever needs the request rate (the quiet
  * collections). Each further 'request' listener costs every request: with more
  * than one, Node copies the listener list per emit, and under the service's
@@ -183,7 +204,18 @@ class Scope {
   }
 }
 
-export function admitConnections(server: Server, limits: AdmissionLimits, log?: Logger): AdmissionStats {
+/** What admission gives the HTTP server: its counts, and what each request must pass through first. */
+export interface Admission {
+  stats: AdmissionStats;
+  /**
+   * To be called by the server's one 'request' listener, before it routes:
+   * moves the connection to its request's stage (a listener of its own would
+   * be a second one, which every request pays for: see requestsSeen).
+   */
+  requestStarted(req: IncomingMessage, res: ServerResponse): void;
+}
+
+export function admitConnections(server: Server, limits: AdmissionLimits, log?: Logger): Admission {
   const poolCap = Math.max(1, Math.floor((limits.maxConnections * 3) / 4));
   const addressCap = Math.min(limits.maxConnectionsPerAddress, poolCap);
   const entries = new Map<Socket, Entry>();
@@ -348,9 +380,20 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
     return true;
   };
 
-  // Registered before the route handler's listener runs (createServer's), so
-  // the stage is right before any handler awaits.
-  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
+  /**
+   * Answered: the connection waits for its next request head (keep-alive),
+   * evictable again. One function for every response (`this` is the
+   * response), not a closure per request; the response's request still holds
+   * the socket when 'finish' comes, while node:http has already detached the
+   * response from it.
+   */
+  function answered(this: ServerResponse): void {
+    setStage(this.req.socket as Socket, 'head', true);
+    lastAnswered = this;
+  }
+
+  // Called by the route handler before anything else, so the stage is right before any handler awaits.
+  const requestStarted = (req: IncomingMessage, res: ServerResponse): void => {
     stats.requests++;
     if (ParkingLot.isBridge(req.socket)) {
       const bridge: ConnectionBridge = req.socket;
@@ -369,10 +412,8 @@ export function admitConnections(server: Server, limits: AdmissionLimits, log?: 
         if (!res.writableFinished) setStage(socket, 'busy');
       });
     }
-    // Answered: the connection waits for its next request head (keep-alive),
-    // evictable again. A response finishes once, so `on` does (without the
-    // wrapper `once` makes).
-    res.on('finish', () => setStage(socket, 'head', true));
-  });
-  return stats;
+    // A response finishes once, so `on` does (without the wrapper `once` makes).
+    res.on('finish', answered);
+  };
+  return { stats, requestStarted };
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { EventEmitter } from 'node:events';
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { afterEach, beforeEach, describe, mock, test } from 'node:test';
-import { IDLE_EVICTIONS_PER_SECOND, admitConnections } from '../../../src/api/http/admission.js';
+import { IDLE_EVICTIONS_PER_SECOND, admitConnections, keptExchange } from '../../../src/api/http/admission.js';
 import { HEAD_GRACE_MS, PARKED_PER_CONNECTION } from '../../../src/api/http/parking.js';
 
 // The pools of admission and the parking lot, driven with stand-in sockets so
@@ -34,7 +34,9 @@ function rig(maxConnections: number, maxConnectionsPerAddress = maxConnections) 
   const server = Object.assign(new EventEmitter(), { idleClosed: 0, closeIdleConnections: () => server.idleClosed++ }) as unknown as Server & { idleClosed: number };
   // Stands for HTTP's connection listener, registered by createServer before admission.
   server.on('connection', (socket: FakeSocket) => (socket.http = true));
-  const stats = admitConnections(server, { maxConnections, maxConnectionsPerAddress });
+  const { stats, requestStarted } = admitConnections(server, { maxConnections, maxConnectionsPerAddress });
+  // Admission adds no 'request' listener: the server's one listener calls requestStarted (each more costs every request).
+  assert.equal(server.listenerCount('request'), 0);
   const sockets: FakeSocket[] = [];
   const connect = (address: string): FakeSocket => {
     const socket = new FakeSocket(address);
@@ -44,14 +46,16 @@ function rig(maxConnections: number, maxConnectionsPerAddress = maxConnections) 
   };
   /** Connections of `prefix` holding a slot: open and in HTTP (parked ones are open but hold none). */
   const open = (prefix: string) => sockets.filter((socket) => socket.http && !socket.destroyed && socket.remoteAddress.startsWith(prefix)).length;
-  /** One bodiless request on `socket`, answered: the connection is then an idle keep-alive one. */
-  const answer = (socket: FakeSocket): void => {
+  /** One bodiless request on `socket`, answered: the connection is then an idle keep-alive one. Returns the response. */
+  const answer = (socket: FakeSocket): object => {
     const req = Object.assign(new EventEmitter(), { socket, headers: {} });
-    const res = Object.assign(new EventEmitter(), { writableFinished: false });
-    server.emit('request', req, res);
+    const res = Object.assign(new EventEmitter(), { req, writableFinished: false });
+    // What the HTTP server's one 'request' listener calls first.
+    requestStarted(req as unknown as IncomingMessage, res as unknown as ServerResponse);
     req.emit('end');
     res.writableFinished = true;
     res.emit('finish');
+    return res;
   };
   return { server, stats, connect, open, answer };
 }
@@ -172,4 +176,12 @@ test(`the lot is bounded (${PARKED_PER_CONNECTION} × max_connections, three qua
   assert.equal(stats.parking.parked, 0);
   assert.ok(parked.every((socket) => socket.destroyed));
   assert.equal(server.idleClosed, 1);
+});
+
+test('the last answered exchange stays alive until the next one is answered, so a quiet collection leaves the request path its shapes', () => {
+  const { connect, answer } = rig(8);
+  const first = answer(connect('127.0.0.1'));
+  assert.equal(keptExchange(), first as unknown);
+  const second = answer(connect('127.0.0.2'));
+  assert.equal(keptExchange(), second as unknown, 'one exchange only: the newest replaces it');
 });

@@ -11,6 +11,7 @@ import { closeClient } from '../mqtt/close-client.js';
 import { type ConnectFailureCounts, connectFailureReason, countFailure, describeConnectFailure, isSubscribeRefusal } from '../mqtt/connect-failure.js';
 import { BdSeqStore } from './bdseq-store.js';
 import { CommandHandler, type CommandStats } from './commands.js';
+import { PrimaryHostState } from './host-state.js';
 import { bdSeqMetric, nodeBirthMetrics, uptimeMetric, type NodeProperties } from './node-metrics.js';
 import { DEFAULT_DECODE_LIMITS } from './payload-decode.js';
 import { encodePayload } from './payload-encode.js';
@@ -120,8 +121,7 @@ export class EdgeNode {
   private seq = 0;
   private born = false;
   private waitingForHost = false;
-  /** Newest STATE timestamp seen from the primary host (on any server): older ones are ignored. */
-  private hostStateAt = -Infinity;
+  private readonly primaryHost: PrimaryHostState;
   private readonly deviceBorn = new Set<string>();
   private stopping = false;
   /** The current connection has birthed at least once (a later loss starts a fresh round of servers). */
@@ -162,6 +162,7 @@ export class EdgeNode {
     });
     this.tail = new UnconfirmedTail(this.buffer.capacity);
     this.quiet = new QuietLog((message) => log.warn(message));
+    this.primaryHost = new PrimaryHostState(this.quiet);
     this.commands = new CommandHandler({
       registry: options.registry,
       feed: options.feed,
@@ -451,22 +452,8 @@ export class EdgeNode {
   }
 
   private hostState(client: MqttClient, payload: Buffer): void {
-    let state: unknown;
-    try {
-      state = payload.length <= 1024 ? JSON.parse(payload.toString('utf8')) : undefined;
-    } catch {
-      state = undefined;
-    }
-    const { online, timestamp } = (state ?? {}) as { online?: unknown; timestamp?: unknown };
-    if (typeof online !== 'boolean' || typeof timestamp !== 'number' || !Number.isFinite(timestamp)) {
-      this.quiet.note('state', `Sparkplug: STATE of the primary host ignored: not {"online": true|false, "timestamp": ms}`);
-      return;
-    }
-    if (timestamp < this.hostStateAt) {
-      this.quiet.note('state-old', `Sparkplug: STATE of the primary host ignored: timestamp ${timestamp} is older than ${this.hostStateAt}`);
-      return;
-    }
-    this.hostStateAt = timestamp;
+    const online = this.primaryHost.online(payload);
+    if (online === undefined) return;
     if (online) {
       this.waitingForHost = false;
       if (!this.born) this.birth(client);

@@ -10,9 +10,10 @@ import type { Registry } from '../../registry/registry.js';
 import { closeClient } from '../mqtt/close-client.js';
 import { type ConnectFailureCounts, connectFailureReason, countFailure, describeConnectFailure, isSubscribeRefusal } from '../mqtt/connect-failure.js';
 import { BdSeqStore } from './bdseq-store.js';
+import { Births } from './births.js';
 import { CommandHandler, type CommandStats } from './commands.js';
 import { PrimaryHostState } from './host-state.js';
-import { bdSeqMetric, nodeBirthMetrics, uptimeMetric, type NodeProperties } from './node-metrics.js';
+import { bdSeqMetric, uptimeMetric, type NodeProperties } from './node-metrics.js';
 import { DEFAULT_DECODE_LIMITS } from './payload-decode.js';
 import { encodePayload } from './payload-encode.js';
 import type { Metric } from './payload-types.js';
@@ -118,11 +119,12 @@ export class EdgeNode {
   private readonly walk: ServerWalk;
   private retryTimer: NodeJS.Timeout | undefined;
   private bdSeq: number | undefined;
-  private seq = 0;
   private born = false;
   private waitingForHost = false;
   private readonly primaryHost: PrimaryHostState;
-  private readonly deviceBorn = new Set<string>();
+  private readonly births: Births;
+  /** The devices the host was told are born (kept by births.ts). */
+  private readonly deviceBorn: ReadonlySet<string>;
   private stopping = false;
   /** The current connection has birthed at least once (a later loss starts a fresh round of servers). */
   private sessionBorn = false;
@@ -160,6 +162,8 @@ export class EdgeNode {
       edgeNodeKey: key,
       log: (level, message) => (level === 'error' ? log.error(message) : log.warn(message)),
     });
+    this.births = new Births(this.topics, this.model, options.properties, this.startedAt, this.counts);
+    this.deviceBorn = this.births.bornDevices;
     this.tail = new UnconfirmedTail(this.buffer.capacity);
     this.quiet = new QuietLog((message) => log.warn(message));
     this.primaryHost = new PrimaryHostState(this.quiet);
@@ -197,7 +201,7 @@ export class EdgeNode {
       born: this.born,
       waitingForHost: this.waitingForHost,
       bdSeq: this.bdSeq,
-      seq: this.seq,
+      seq: this.births.upcomingSeq,
       ...this.counts,
       commands: { ...this.commands.stats },
       bufferDepth: this.buffer.depth,
@@ -375,7 +379,7 @@ export class EdgeNode {
     }
     this.born = false;
     this.waitingForHost = false;
-    this.deviceBorn.clear();
+    this.births.forget();
     clearTimeout(this.replayTimer);
     this.replayTimer = undefined;
     clearTimeout(this.rebirthTimer);
@@ -467,27 +471,12 @@ export class EdgeNode {
 
   // --- births and data -----------------------------------------------------
 
-  private nextSeq(): number {
-    const seq = this.seq;
-    this.seq = (this.seq + 1) % 256;
-    return seq;
-  }
-
-  private publish(client: MqttClient, topic: string, metrics: Metric[], timestamp = Date.now()): void {
-    client.publish(topic, Buffer.from(encodePayload({ timestamp, metrics, seq: this.nextSeq() })), { qos: 0, retain: false });
-  }
-
   private birth(client: MqttClient): void {
-    const now = Date.now();
-    this.seq = 0;
-    this.deviceBorn.clear();
-    this.publish(client, this.topics.node('NBIRTH'), nodeBirthMetrics(this.bdSeq ?? 0, this.options.properties, this.startedAt, now), now);
-    this.counts.nodeBirths++;
+    this.births.nodeBirth(client, this.bdSeq ?? 0);
     this.born = true;
     if (!this.sessionBorn) this.sessionBornAt = performance.now();
     this.sessionBorn = true;
     this.waitingForHost = false;
-    for (const device of this.model.devices) if (device.online()) this.deviceBirth(client, device);
     if (this.buffer.depth > 0) this.scheduleReplay();
   }
 
@@ -506,27 +495,6 @@ export class EdgeNode {
     this.birth(client);
   }
 
-  private deviceBirth(client: MqttClient, device: SparkplugDevice): void {
-    const now = Date.now();
-    const metrics: Metric[] = device.points.map((point) => {
-      point.sent = metricValue(point);
-      const metric: Metric = { name: point.name, alias: point.alias, datatype: point.datatype, value: point.sent, timestamp: now };
-      const engUnit = engUnitOf(point);
-      point.bornUnit = engUnit;
-      if (engUnit !== undefined) metric.properties = { engUnit };
-      return metric;
-    });
-    this.publish(client, this.topics.device('DBIRTH', device.id), metrics, now);
-    this.deviceBorn.add(device.id);
-    this.counts.deviceBirths++;
-  }
-
-  private deviceDeath(client: MqttClient, device: SparkplugDevice): void {
-    this.publish(client, this.topics.device('DDEATH', device.id), []);
-    this.deviceBorn.delete(device.id);
-    this.counts.deviceDeaths++;
-  }
-
   /** The feed's batch: births and deaths of devices, and DDATA (or buffered changes) for changed metrics. */
   private changed(devices: readonly Device[]): void {
     const now = Date.now();
@@ -535,7 +503,7 @@ export class EdgeNode {
     let reborn: Set<SparkplugDevice> | undefined;
     for (const device of devices) {
       if (device.type === 'modbus_slave') {
-        if (client) this.followDevice(client, this.model.device(device.circuit));
+        if (client) this.births.followDevice(client, this.model.device(device.circuit));
         continue;
       }
       const points = this.model.pointsOf(device);
@@ -563,15 +531,12 @@ export class EdgeNode {
       }
     }
     if (!client) return;
-    for (const group of reborn ?? []) {
-      this.deviceDeath(client, group);
-      this.deviceBirth(client, group);
-    }
+    for (const group of reborn ?? []) this.births.reborn(client, group);
     if (!perDevice) return;
     for (const [group, metrics] of perDevice) {
       // A fresh birth carried these values already.
       if (reborn?.has(group)) continue;
-      this.publish(client, this.topics.device('DDATA', group.id), metrics, now);
+      this.births.publish(client, this.topics.device('DDATA', group.id), metrics, now);
       this.counts.dataMessages++;
     }
   }
@@ -584,15 +549,6 @@ export class EdgeNode {
     this.buffer.push(changeOf(point, value, now));
   }
 
-  /** DBIRTH or DDEATH when a device's online state no longer matches what the host was told. */
-  private followDevice(client: MqttClient, device: SparkplugDevice | undefined): void {
-    if (!device) return;
-    const online = device.online();
-    const born = this.deviceBorn.has(device.id);
-    if (online && !born) this.deviceBirth(client, device);
-    else if (!online && born) this.deviceDeath(client, device);
-  }
-
   private checkOneWire(): void {
     const client = this.born ? this.client : undefined;
     for (const bus of this.model.oneWireBuses) {
@@ -602,12 +558,9 @@ export class EdgeNode {
       if (grew) {
         for (const point of device.points) if (!('sent' in point)) point.sent = metricValue(point);
         // A DBIRTH declares every metric: new sensors need a fresh one.
-        if (client && this.deviceBorn.has(device.id)) {
-          this.deviceDeath(client, device);
-          this.deviceBirth(client, device);
-        }
+        if (client && this.deviceBorn.has(device.id)) this.births.reborn(client, device);
       }
-      if (client) this.followDevice(client, device);
+      if (client) this.births.followDevice(client, device);
     }
   }
 
@@ -615,7 +568,7 @@ export class EdgeNode {
     const client = this.born ? this.client : undefined;
     if (!client) return;
     const now = Date.now();
-    this.publish(client, this.topics.node('NDATA'), [uptimeMetric(this.startedAt, now)], now);
+    this.births.publish(client, this.topics.node('NDATA'), [uptimeMetric(this.startedAt, now)], now);
     this.counts.dataMessages++;
   }
 
@@ -638,7 +591,7 @@ export class EdgeNode {
     let unsendable = 0;
     const flush = () => {
       if (!run) return;
-      this.publish(client, this.topics.device('DDATA', run.device.id), run.metrics);
+      this.births.publish(client, this.topics.device('DDATA', run.device.id), run.metrics);
       this.counts.dataMessages++;
       this.counts.replayed += run.metrics.length;
       run = undefined;

@@ -19,6 +19,7 @@ import { encodePayload } from './payload-encode.js';
 import type { Metric } from './payload-types.js';
 import { engUnitOf, metricValue, PointModel, type Point, type SparkplugDevice } from './point-model.js';
 import { QuietLog } from './quiet-log.js';
+import { HistoricalReplay } from './replay.js';
 import { StoreForward, type BufferedChange } from './store-forward.js';
 import { FIRST_RETRY_MS, ServerWalk } from './server-walk.js';
 import { SparkplugTopics } from './topics.js';
@@ -34,15 +35,15 @@ import { UnconfirmedTail } from './unconfirmed.js';
 // after the next birth as historical DDATA, and so are changes sent on a
 // connection that was then lost before the broker confirmed them (a silent
 // link: see unconfirmed.ts).
+// This file is the session: when to connect, be born, leave and walk on.
+// What a birth is lives in births.ts, which STATE counts in host-state.ts,
+// the replay of kept changes in replay.ts.
 
 const CONNECT_TIMEOUT_MS = 10_000;
 /** How often 1-Wire buses are checked for a lost owserver or newly found sensors. */
 const ONE_WIRE_CHECK_MS = 1000;
 /** Node uptime is refreshed in NDATA this often. */
 const UPTIME_EVERY_MS = 60_000;
-/** Historical replay: changes per tick and tick period (≈ 5,000 changes/s), so live DATA and polling go first. */
-const REPLAY_BATCH = 250;
-const REPLAY_TICK_MS = 50;
 /**
  * Rebirths asked for within this time of the last one are folded into one,
  * so a client flooding NCMD Rebirth costs one birth a second, not one each.
@@ -139,7 +140,7 @@ export class EdgeNode {
   private unsubscribe: (() => void) | undefined;
   private oneWireTimer: NodeJS.Timeout | undefined;
   private uptimeTimer: NodeJS.Timeout | undefined;
-  private replayTimer: NodeJS.Timeout | undefined;
+  private readonly replay: HistoricalReplay;
   private rebirthTimer: NodeJS.Timeout | undefined;
   private lastRebirthAt = -Infinity;
   private readonly startedAt = Date.now();
@@ -165,6 +166,7 @@ export class EdgeNode {
     this.births = new Births(this.topics, this.model, options.properties, this.startedAt, this.counts);
     this.deviceBorn = this.births.bornDevices;
     this.tail = new UnconfirmedTail(this.buffer.capacity);
+    this.replay = new HistoricalReplay(this.buffer, this.tail, this.births, this.model, this.topics, this.deviceBorn, this.counts, () => (this.born ? this.client : undefined));
     this.quiet = new QuietLog((message) => log.warn(message));
     this.primaryHost = new PrimaryHostState(this.quiet);
     this.commands = new CommandHandler({
@@ -222,7 +224,7 @@ export class EdgeNode {
     clearInterval(this.oneWireTimer);
     clearInterval(this.uptimeTimer);
     clearTimeout(this.retryTimer);
-    clearTimeout(this.replayTimer);
+    this.replay.cancel();
     clearTimeout(this.rebirthTimer);
     const client = this.client;
     this.client = undefined;
@@ -380,8 +382,7 @@ export class EdgeNode {
     this.born = false;
     this.waitingForHost = false;
     this.births.forget();
-    clearTimeout(this.replayTimer);
-    this.replayTimer = undefined;
+    this.replay.cancel();
     clearTimeout(this.rebirthTimer);
     this.rebirthTimer = undefined;
   }
@@ -477,7 +478,7 @@ export class EdgeNode {
     if (!this.sessionBorn) this.sessionBornAt = performance.now();
     this.sessionBorn = true;
     this.waitingForHost = false;
-    if (this.buffer.depth > 0) this.scheduleReplay();
+    if (this.buffer.depth > 0) this.replay.schedule();
   }
 
   private rebirth(): void {
@@ -570,52 +571,6 @@ export class EdgeNode {
     const now = Date.now();
     this.births.publish(client, this.topics.node('NDATA'), [uptimeMetric(this.startedAt, now)], now);
     this.counts.dataMessages++;
-  }
-
-  // --- store-and-forward replay ---------------------------------------------
-
-  private scheduleReplay(): void {
-    if (this.replayTimer !== undefined) return;
-    this.replayTimer = setTimeout(() => {
-      this.replayTimer = undefined;
-      this.replayBatch();
-    }, REPLAY_TICK_MS);
-  }
-
-  private replayBatch(): void {
-    const client = this.born ? this.client : undefined;
-    if (!client?.connected) return;
-    const batch = this.buffer.take(REPLAY_BATCH);
-    // Oldest first; consecutive changes of one device share a DDATA.
-    let run: { device: SparkplugDevice; metrics: Metric[] } | undefined;
-    let unsendable = 0;
-    const flush = () => {
-      if (!run) return;
-      this.births.publish(client, this.topics.device('DDATA', run.device.id), run.metrics);
-      this.counts.dataMessages++;
-      this.counts.replayed += run.metrics.length;
-      run = undefined;
-    };
-    for (const change of batch) {
-      const point = this.historicalPoint(change);
-      if (!point) {
-        unsendable++;
-        continue;
-      }
-      if (run && run.device !== point.group) flush();
-      run ??= { device: point.group, metrics: [] };
-      this.tail.sent(change);
-      run.metrics.push({ alias: point.alias, datatype: point.datatype, value: change.value, timestamp: change.timestamp, isHistorical: true });
-    }
-    flush();
-    this.buffer.lose(unsendable, 'buffered changes of metrics or devices that no longer exist or are offline');
-    if (this.buffer.depth > 0) this.scheduleReplay();
-    else void this.buffer.flush();
-  }
-
-  private historicalPoint(change: BufferedChange): Point | undefined {
-    const point = this.model.find(change.device, change.name);
-    return point && this.deviceBorn.has(point.group.id) ? point : undefined;
   }
 }
 

@@ -10,13 +10,16 @@ import type { Registry } from '../../registry/registry.js';
 import { closeClient } from '../mqtt/close-client.js';
 import { type ConnectFailureCounts, connectFailureReason, countFailure, describeConnectFailure, isSubscribeRefusal } from '../mqtt/connect-failure.js';
 import { BdSeqStore } from './bdseq-store.js';
+import { Births } from './births.js';
 import { CommandHandler, type CommandStats } from './commands.js';
-import { bdSeqMetric, nodeBirthMetrics, uptimeMetric, type NodeProperties } from './node-metrics.js';
+import { PrimaryHostState } from './host-state.js';
+import { bdSeqMetric, uptimeMetric, type NodeProperties } from './node-metrics.js';
 import { DEFAULT_DECODE_LIMITS } from './payload-decode.js';
 import { encodePayload } from './payload-encode.js';
 import type { Metric } from './payload-types.js';
 import { engUnitOf, metricValue, PointModel, type Point, type SparkplugDevice } from './point-model.js';
 import { QuietLog } from './quiet-log.js';
+import { HistoricalReplay } from './replay.js';
 import { StoreForward, type BufferedChange } from './store-forward.js';
 import { FIRST_RETRY_MS, ServerWalk } from './server-walk.js';
 import { SparkplugTopics } from './topics.js';
@@ -32,15 +35,15 @@ import { UnconfirmedTail } from './unconfirmed.js';
 // after the next birth as historical DDATA, and so are changes sent on a
 // connection that was then lost before the broker confirmed them (a silent
 // link: see unconfirmed.ts).
+// This file is the session: when to connect, be born, leave and walk on.
+// What a birth is lives in births.ts, which STATE counts in host-state.ts,
+// the replay of kept changes in replay.ts.
 
 const CONNECT_TIMEOUT_MS = 10_000;
 /** How often 1-Wire buses are checked for a lost owserver or newly found sensors. */
 const ONE_WIRE_CHECK_MS = 1000;
 /** Node uptime is refreshed in NDATA this often. */
 const UPTIME_EVERY_MS = 60_000;
-/** Historical replay: changes per tick and tick period (≈ 5,000 changes/s), so live DATA and polling go first. */
-const REPLAY_BATCH = 250;
-const REPLAY_TICK_MS = 50;
 /**
  * Rebirths asked for within this time of the last one are folded into one,
  * so a client flooding NCMD Rebirth costs one birth a second, not one each.
@@ -117,12 +120,12 @@ export class EdgeNode {
   private readonly walk: ServerWalk;
   private retryTimer: NodeJS.Timeout | undefined;
   private bdSeq: number | undefined;
-  private seq = 0;
   private born = false;
   private waitingForHost = false;
-  /** Newest STATE timestamp seen from the primary host (on any server): older ones are ignored. */
-  private hostStateAt = -Infinity;
-  private readonly deviceBorn = new Set<string>();
+  private readonly primaryHost: PrimaryHostState;
+  private readonly births: Births;
+  /** The devices the host was told are born (kept by births.ts). */
+  private readonly deviceBorn: ReadonlySet<string>;
   private stopping = false;
   /** The current connection has birthed at least once (a later loss starts a fresh round of servers). */
   private sessionBorn = false;
@@ -137,7 +140,7 @@ export class EdgeNode {
   private unsubscribe: (() => void) | undefined;
   private oneWireTimer: NodeJS.Timeout | undefined;
   private uptimeTimer: NodeJS.Timeout | undefined;
-  private replayTimer: NodeJS.Timeout | undefined;
+  private readonly replay: HistoricalReplay;
   private rebirthTimer: NodeJS.Timeout | undefined;
   private lastRebirthAt = -Infinity;
   private readonly startedAt = Date.now();
@@ -160,8 +163,12 @@ export class EdgeNode {
       edgeNodeKey: key,
       log: (level, message) => (level === 'error' ? log.error(message) : log.warn(message)),
     });
+    this.births = new Births(this.topics, this.model, options.properties, this.startedAt, this.counts);
+    this.deviceBorn = this.births.bornDevices;
     this.tail = new UnconfirmedTail(this.buffer.capacity);
+    this.replay = new HistoricalReplay(this.buffer, this.tail, this.births, this.model, this.topics, this.deviceBorn, this.counts, () => (this.born ? this.client : undefined));
     this.quiet = new QuietLog((message) => log.warn(message));
+    this.primaryHost = new PrimaryHostState(this.quiet);
     this.commands = new CommandHandler({
       registry: options.registry,
       feed: options.feed,
@@ -196,7 +203,7 @@ export class EdgeNode {
       born: this.born,
       waitingForHost: this.waitingForHost,
       bdSeq: this.bdSeq,
-      seq: this.seq,
+      seq: this.births.upcomingSeq,
       ...this.counts,
       commands: { ...this.commands.stats },
       bufferDepth: this.buffer.depth,
@@ -217,7 +224,7 @@ export class EdgeNode {
     clearInterval(this.oneWireTimer);
     clearInterval(this.uptimeTimer);
     clearTimeout(this.retryTimer);
-    clearTimeout(this.replayTimer);
+    this.replay.cancel();
     clearTimeout(this.rebirthTimer);
     const client = this.client;
     this.client = undefined;
@@ -374,9 +381,8 @@ export class EdgeNode {
     }
     this.born = false;
     this.waitingForHost = false;
-    this.deviceBorn.clear();
-    clearTimeout(this.replayTimer);
-    this.replayTimer = undefined;
+    this.births.forget();
+    this.replay.cancel();
     clearTimeout(this.rebirthTimer);
     this.rebirthTimer = undefined;
   }
@@ -451,22 +457,8 @@ export class EdgeNode {
   }
 
   private hostState(client: MqttClient, payload: Buffer): void {
-    let state: unknown;
-    try {
-      state = payload.length <= 1024 ? JSON.parse(payload.toString('utf8')) : undefined;
-    } catch {
-      state = undefined;
-    }
-    const { online, timestamp } = (state ?? {}) as { online?: unknown; timestamp?: unknown };
-    if (typeof online !== 'boolean' || typeof timestamp !== 'number' || !Number.isFinite(timestamp)) {
-      this.quiet.note('state', `Sparkplug: STATE of the primary host ignored: not {"online": true|false, "timestamp": ms}`);
-      return;
-    }
-    if (timestamp < this.hostStateAt) {
-      this.quiet.note('state-old', `Sparkplug: STATE of the primary host ignored: timestamp ${timestamp} is older than ${this.hostStateAt}`);
-      return;
-    }
-    this.hostStateAt = timestamp;
+    const online = this.primaryHost.online(payload);
+    if (online === undefined) return;
     if (online) {
       this.waitingForHost = false;
       if (!this.born) this.birth(client);
@@ -480,28 +472,13 @@ export class EdgeNode {
 
   // --- births and data -----------------------------------------------------
 
-  private nextSeq(): number {
-    const seq = this.seq;
-    this.seq = (this.seq + 1) % 256;
-    return seq;
-  }
-
-  private publish(client: MqttClient, topic: string, metrics: Metric[], timestamp = Date.now()): void {
-    client.publish(topic, Buffer.from(encodePayload({ timestamp, metrics, seq: this.nextSeq() })), { qos: 0, retain: false });
-  }
-
   private birth(client: MqttClient): void {
-    const now = Date.now();
-    this.seq = 0;
-    this.deviceBorn.clear();
-    this.publish(client, this.topics.node('NBIRTH'), nodeBirthMetrics(this.bdSeq ?? 0, this.options.properties, this.startedAt, now), now);
-    this.counts.nodeBirths++;
+    this.births.nodeBirth(client, this.bdSeq ?? 0);
     this.born = true;
     if (!this.sessionBorn) this.sessionBornAt = performance.now();
     this.sessionBorn = true;
     this.waitingForHost = false;
-    for (const device of this.model.devices) if (device.online()) this.deviceBirth(client, device);
-    if (this.buffer.depth > 0) this.scheduleReplay();
+    if (this.buffer.depth > 0) this.replay.schedule();
   }
 
   private rebirth(): void {
@@ -519,27 +496,6 @@ export class EdgeNode {
     this.birth(client);
   }
 
-  private deviceBirth(client: MqttClient, device: SparkplugDevice): void {
-    const now = Date.now();
-    const metrics: Metric[] = device.points.map((point) => {
-      point.sent = metricValue(point);
-      const metric: Metric = { name: point.name, alias: point.alias, datatype: point.datatype, value: point.sent, timestamp: now };
-      const engUnit = engUnitOf(point);
-      point.bornUnit = engUnit;
-      if (engUnit !== undefined) metric.properties = { engUnit };
-      return metric;
-    });
-    this.publish(client, this.topics.device('DBIRTH', device.id), metrics, now);
-    this.deviceBorn.add(device.id);
-    this.counts.deviceBirths++;
-  }
-
-  private deviceDeath(client: MqttClient, device: SparkplugDevice): void {
-    this.publish(client, this.topics.device('DDEATH', device.id), []);
-    this.deviceBorn.delete(device.id);
-    this.counts.deviceDeaths++;
-  }
-
   /** The feed's batch: births and deaths of devices, and DDATA (or buffered changes) for changed metrics. */
   private changed(devices: readonly Device[]): void {
     const now = Date.now();
@@ -548,7 +504,7 @@ export class EdgeNode {
     let reborn: Set<SparkplugDevice> | undefined;
     for (const device of devices) {
       if (device.type === 'modbus_slave') {
-        if (client) this.followDevice(client, this.model.device(device.circuit));
+        if (client) this.births.followDevice(client, this.model.device(device.circuit));
         continue;
       }
       const points = this.model.pointsOf(device);
@@ -576,15 +532,12 @@ export class EdgeNode {
       }
     }
     if (!client) return;
-    for (const group of reborn ?? []) {
-      this.deviceDeath(client, group);
-      this.deviceBirth(client, group);
-    }
+    for (const group of reborn ?? []) this.births.reborn(client, group);
     if (!perDevice) return;
     for (const [group, metrics] of perDevice) {
       // A fresh birth carried these values already.
       if (reborn?.has(group)) continue;
-      this.publish(client, this.topics.device('DDATA', group.id), metrics, now);
+      this.births.publish(client, this.topics.device('DDATA', group.id), metrics, now);
       this.counts.dataMessages++;
     }
   }
@@ -597,15 +550,6 @@ export class EdgeNode {
     this.buffer.push(changeOf(point, value, now));
   }
 
-  /** DBIRTH or DDEATH when a device's online state no longer matches what the host was told. */
-  private followDevice(client: MqttClient, device: SparkplugDevice | undefined): void {
-    if (!device) return;
-    const online = device.online();
-    const born = this.deviceBorn.has(device.id);
-    if (online && !born) this.deviceBirth(client, device);
-    else if (!online && born) this.deviceDeath(client, device);
-  }
-
   private checkOneWire(): void {
     const client = this.born ? this.client : undefined;
     for (const bus of this.model.oneWireBuses) {
@@ -615,12 +559,9 @@ export class EdgeNode {
       if (grew) {
         for (const point of device.points) if (!('sent' in point)) point.sent = metricValue(point);
         // A DBIRTH declares every metric: new sensors need a fresh one.
-        if (client && this.deviceBorn.has(device.id)) {
-          this.deviceDeath(client, device);
-          this.deviceBirth(client, device);
-        }
+        if (client && this.deviceBorn.has(device.id)) this.births.reborn(client, device);
       }
-      if (client) this.followDevice(client, device);
+      if (client) this.births.followDevice(client, device);
     }
   }
 
@@ -628,54 +569,8 @@ export class EdgeNode {
     const client = this.born ? this.client : undefined;
     if (!client) return;
     const now = Date.now();
-    this.publish(client, this.topics.node('NDATA'), [uptimeMetric(this.startedAt, now)], now);
+    this.births.publish(client, this.topics.node('NDATA'), [uptimeMetric(this.startedAt, now)], now);
     this.counts.dataMessages++;
-  }
-
-  // --- store-and-forward replay ---------------------------------------------
-
-  private scheduleReplay(): void {
-    if (this.replayTimer !== undefined) return;
-    this.replayTimer = setTimeout(() => {
-      this.replayTimer = undefined;
-      this.replayBatch();
-    }, REPLAY_TICK_MS);
-  }
-
-  private replayBatch(): void {
-    const client = this.born ? this.client : undefined;
-    if (!client?.connected) return;
-    const batch = this.buffer.take(REPLAY_BATCH);
-    // Oldest first; consecutive changes of one device share a DDATA.
-    let run: { device: SparkplugDevice; metrics: Metric[] } | undefined;
-    let unsendable = 0;
-    const flush = () => {
-      if (!run) return;
-      this.publish(client, this.topics.device('DDATA', run.device.id), run.metrics);
-      this.counts.dataMessages++;
-      this.counts.replayed += run.metrics.length;
-      run = undefined;
-    };
-    for (const change of batch) {
-      const point = this.historicalPoint(change);
-      if (!point) {
-        unsendable++;
-        continue;
-      }
-      if (run && run.device !== point.group) flush();
-      run ??= { device: point.group, metrics: [] };
-      this.tail.sent(change);
-      run.metrics.push({ alias: point.alias, datatype: point.datatype, value: change.value, timestamp: change.timestamp, isHistorical: true });
-    }
-    flush();
-    this.buffer.lose(unsendable, 'buffered changes of metrics or devices that no longer exist or are offline');
-    if (this.buffer.depth > 0) this.scheduleReplay();
-    else void this.buffer.flush();
-  }
-
-  private historicalPoint(change: BufferedChange): Point | undefined {
-    const point = this.model.find(change.device, change.name);
-    return point && this.deviceBorn.has(point.group.id) ? point : undefined;
   }
 }
 

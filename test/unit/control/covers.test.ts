@@ -100,11 +100,13 @@ describe('covers', () => {
     // The board's motor time, turned into a position by the cover's physics: 0.3 s tilt, then 0.8 s per 100 %.
     const fromBoard = 100 - ((down - 0.3) / 0.8) * 100;
     assert.ok(Math.abs(Number(end['position']) - fromBoard) <= 2, `estimate ${end['position']} vs board ${fromBoard}`);
-    assert.ok(Math.abs(Number(end['position']) - 50) <= 2);
+    // The stop is a timer: on a loaded runner it fires late (the estimate above still follows the board).
+    assert.ok(Math.abs(Number(end['position']) - 50) <= 8, `position ${end['position']}`);
     assert.equal(end['tilt'], 0, 'running down closed the slats first');
   });
 
   test('tilt moves only the slats', async () => {
+    const position = Number((await cover())['position']);
     const from = timeline.samples.length;
     assert.equal((await postForm(`${gate.baseUrl}/rest/cover/blind`, { tilt: '50' })).status, 200);
     const end = await stopped();
@@ -115,7 +117,7 @@ describe('covers', () => {
     const fromBoard = (up / 0.3) * 100;
     assert.ok(Math.abs(Number(end['tilt']) - fromBoard) <= 3, `estimate ${end['tilt']} vs board ${fromBoard}`);
     assert.ok(Math.abs(Number(end['tilt']) - 50) <= 8, `tilt ${end['tilt']}`);
-    assert.ok(Math.abs(Number(end['position']) - 50) <= 2, 'position unchanged');
+    assert.ok(Math.abs(Number(end['position']) - position) <= 2, `position ${end['position']}, was ${position}`);
   });
 
   test('a command against the running direction stops, waits the dwell, and reverses (at the board)', async () => {

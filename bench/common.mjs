@@ -563,3 +563,29 @@ export function percentiles(values) {
   const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
   return { p50: at(0.5), p99: at(0.99), max: sorted.at(-1), count: sorted.length };
 }
+
+/** DI 1_01 of a simulated Brain board: where it lives in the board's registers, and its push in a WebSocket frame. */
+export const BENCH_INPUT = { unit: 1, register: 0, bit: 0, marker: (value) => `"dev":"di","circuit":"1_01","value":${value},` };
+
+/**
+ * Moves `input` through a simulator's control API, and asks when it last changed. The change is
+ * made by the simulator's own timer `delayMs` after the request is answered, so neither the
+ * request nor the bench handling its reply competes with the daemon while the change travels.
+ * `lastChange` gives the change's time and the time the daemon's poll read it (hrtime, ns).
+ */
+export function simInputControl(control, input = BENCH_INPUT) {
+  return {
+    async flip(value, delayMs) {
+      const response = await fetch(`${control}/registers`, {
+        method: 'POST',
+        body: JSON.stringify({ unit: input.unit, space: 'holding', address: input.register, values: [value << input.bit], delayMs }),
+      });
+      if (!response.ok) throw new Error(`simulator control: ${response.status} ${await response.text()}`);
+    },
+    async lastChange() {
+      const { at, readAt } = await (await fetch(`${control}/changes?unit=${input.unit}`)).json();
+      if (at === null) throw new Error('the simulator did not set the input');
+      return { at: BigInt(at), read: readAt === null ? undefined : BigInt(readAt) };
+    },
+  };
+}

@@ -35,7 +35,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BUNDLE, RESULTS, SIM_BUNDLE, fmt, freePort, log, messageQueue, positive, serviceNodeOptions, spawnDaemon, startContentionBoards, stop, waitForAnswer } from './common.mjs';
+import { BUNDLE, RESULTS, SIM_BUNDLE, fmt, freePort, log, messageQueue, positive, serviceNodeOptions, spawnDaemon, startContentionBoards, stop, waitForAnswer, BENCH_INPUT, simInputControl } from './common.mjs';
 
 const INPUT_HZ = Number(process.env.BENCH_INPUT_HZ ?? 500);
 const CLIENTS = (process.env.BENCH_CLIENTS ?? '1,100').split(',').map(Number);
@@ -49,7 +49,7 @@ const SCAN_HZ = 50;
 /** The least time between the flip request's reply and the input changing. */
 const FLIP_AFTER_MS = 5;
 // DI 1_01 of the brain board: unit 1 on the first simulator, bit 0 of holding register 0.
-const INPUT = { unit: 1, register: 0, bit: 0, marker: (value) => `"dev":"di","circuit":"1_01","value":${value},` };
+const INPUT = BENCH_INPUT;
 
 if (process.argv[2] === '--clients') runClients();
 else await main();
@@ -68,21 +68,8 @@ async function main() {
   children.add(clients);
   const replies = messageQueue(clients);
   const control = simA.controlUrl;
-  // The input changes from a timer in the simulator, `delayMs` after the
-  // request was answered, so neither this request nor this process handling
-  // its reply competes with the daemon for the CPU while the change travels.
-  const flip = async (value, delayMs) => {
-    const response = await fetch(`${control}/registers`, {
-      method: 'POST',
-      body: JSON.stringify({ unit: INPUT.unit, space: 'holding', address: INPUT.register, values: [value << INPUT.bit], delayMs }),
-    });
-    if (!response.ok) throw new Error(`simulator control: ${response.status} ${await response.text()}`);
-  };
-  const lastChange = async () => {
-    const { at, readAt } = await (await fetch(`${control}/changes?unit=${INPUT.unit}`)).json();
-    if (at === null) throw new Error('the simulator did not set the input');
-    return { at: BigInt(at), read: readAt === null ? undefined : BigInt(readAt) };
-  };
+  // The input changes from a timer in the simulator (simInputControl says why).
+  const { flip, lastChange } = simInputControl(control, INPUT);
   const ms = (from, to) => Number(to - from) / 1e6;
   await sleep(3000);
 

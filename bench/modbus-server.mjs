@@ -37,12 +37,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { BUNDLE, cpuSeconds, fmt, freePort, get, percentiles, ratio, reapAtExit, spawnDaemon, spawnSim, stop, tempDir } from './common.mjs';
+import { BUNDLE, cpuSeconds, fmt, freePort, get, percentiles, ratio, reapAtExit, spawnDaemon, spawnSim, stop, tempDir, BENCH_INPUT, simInputControl } from './common.mjs';
 
 /** The light REST client's period. */
 const REST_PERIOD_MS = 20;
 /** DI 1_01 of the Brain board: unit 1, bit 0 of holding register 0. */
-const INPUT = { unit: 1, register: 0, bit: 0, marker: (value) => `"dev":"di","circuit":"1_01","value":${value},` };
+const INPUT = BENCH_INPUT;
 /** The least time between the flip request's reply and the input changing. */
 const FLIP_AFTER_MS = 5;
 const SCAN_HZ = 50;
@@ -131,22 +131,10 @@ async function main() {
     return answered;
   }
 
-  // The input, flipped from the simulator's own timer `delayMs` after this
-  // request is answered, so neither the request nor this process handling its
-  // reply runs while the change travels.
+  // The input, flipped from the simulator's own timer (simInputControl says why).
   let inputValue = 0;
   const control = sim.controlUrl;
-  const flip = async (value, delayMs) => {
-    const response = await fetch(`${control}/registers`, {
-      method: 'POST',
-      body: JSON.stringify({ unit: INPUT.unit, space: 'holding', address: INPUT.register, values: [value << INPUT.bit], delayMs }),
-    });
-    if (!response.ok) throw new Error(`simulator control: ${response.status} ${await response.text()}`);
-  };
-  const lastChange = async () => {
-    const { at, readAt } = await (await fetch(`${control}/changes?unit=${INPUT.unit}`)).json();
-    return { at: BigInt(at), read: readAt === null ? undefined : BigInt(readAt) };
-  };
+  const { flip, lastChange } = simInputControl(control, INPUT);
   const ms = (from, to) => Number(to - from) / 1e6;
 
   /** Flips DI 1_01 one change at a time until `until`; the change → client times, and how many never came. */

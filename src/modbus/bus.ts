@@ -5,27 +5,11 @@ import { ModbusError } from './errors.js';
 import { ReplyTimer } from './reply-timer.js';
 import { RepeatSummary } from '../logging/repeat-summary.js';
 import type { ClientSignal } from './request-context.js';
+import { JobQueues, type Job, type Priority } from './job-queues.js';
 
 // One Modbus line and the only place where its time is spent. Exactly one
-// transaction is on the wire at a time. Writes queue ahead of polls, but never
-// go twice in a row while a poll waits: a steady stream of writes (a client
-// posting in a loop) would otherwise hold every poll back and stall the scans.
-// The same holds per slave: after a write to a slave, its next write waits
-// until that slave's waiting poll has gone. Writes to different slaves take
-// turns, so a batch aimed at one slave cannot hold the line beyond its share.
-// Polls share the line by time, not by turns (start-time fair queuing): a
-// slave whose requests end in timeouts is charged the time they took, so
-// when the line is full it waits while its neighbours, whose transactions
-// are short, keep their rate.
-// Input reads (`input_scan_frequency`) are polls that go ahead of the other
-// polls and of writes: each is queued only when due, at most one per slave at
-// a time, and as ordinary polls they waited behind every other slave's
-// queued poll (on RS485 several ms each; the fair queuing even ranks the
-// slave with fast inputs last, having charged it for their line time). They
-// never go twice in a row while anything else waits, so
-// however fast they are asked for, scans and writes keep at least every
-// other turn on the line. Their line time is charged to their slave like a
-// poll's.
+// transaction is on the wire at a time; which request goes next is the job
+// queues' choice (job-queues.ts).
 //
 // Every request has a deadline across its queueing and retries, and may carry
 // its client's abort signal: a request whose deadline passed or whose client
@@ -46,8 +30,7 @@ import type { ClientSignal } from './request-context.js';
 // line is held for as long as its replies were late (at most one timeout),
 // so on RS485 its late reply does not collide with the next transaction.
 
-/** `input`: a poll of digital input values that goes ahead of the others (see above). */
-export type Priority = 'write' | 'poll' | 'input';
+export type { Priority } from './job-queues.js';
 
 export interface BusOptions {
   name: string;
@@ -115,26 +98,6 @@ const LATE_REPLY_WINDOW_FACTOR = 4;
 /** Margin added to a late unit's observed lateness when the line is held after its timeouts. */
 const LATE_HOLD_MARGIN_MS = 10;
 
-interface Job {
-  unit: number;
-  request: ModbusRequest;
-  pdu: Buffer;
-  attemptsLeft: number;
-  priority: Priority;
-  deadline: number;
-  signal: ClientSignal | undefined;
-  /** Whether an attempt went on the wire: from then on its outcome is unknown until answered. */
-  sent: boolean;
-  /** Fair-queuing start tag (polls): the line time its unit had used when it was queued. */
-  start: number;
-  sentAt: number;
-  onAnswered: ((sentAt: number, answeredAt: number) => void) | undefined;
-  settled: boolean;
-  onAbort: (() => void) | undefined;
-  resolve(response: ModbusResponse): void;
-  reject(error: ModbusError): void;
-}
-
 const DEFAULT_MAX_QUEUED = 256;
 
 /** Encoded PDUs of read requests, by request object; a PDU is never changed once made. */
@@ -142,22 +105,9 @@ const encodedReads = new WeakMap<ModbusRequest, Buffer>();
 
 export class ModbusBus {
   private readonly framing: MasterFraming;
-  private readonly writes: Job[] = [];
-  private readonly polls: Job[] = [];
+  private readonly queues = new JobQueues();
   private current: { job: Job; key: number; corruptBefore: number } | undefined;
   private readonly replyTimer: ReplyTimer;
-  /** Whether the transaction sent last was a write; the next waiting poll then goes first. */
-  private lastSentWrite = false;
-  /** Whether the transaction sent last was an input read; anything else waiting then goes first. */
-  private lastSentInput = false;
-  /** Unit of the write sent last, so writes to different slaves take turns. */
-  private lastWriteUnit = -1;
-  /** Units that got a write while one of their polls waited: their next write waits for that poll. */
-  private readonly pollOwed = new Set<number>();
-  /** Fair-queuing clock: the start tag of the poll sent last. */
-  private virtualTime = 0;
-  /** Per unit: the virtual time at which the line time it has used ends. */
-  private readonly unitFinish = new Map<number, number>();
   private connected = false;
   private stopped = false;
   private lastFrameAt = 0;
@@ -280,7 +230,7 @@ export class ModbusBus {
       this.current = undefined;
       this.settle(job, this.lost(job, reason));
     }
-    for (const job of [...this.writes.splice(0), ...this.polls.splice(0)]) this.settle(job, this.lost(job, reason));
+    for (const job of [...this.queues.writes.splice(0), ...this.queues.polls.splice(0)]) this.settle(job, this.lost(job, reason));
     this.connected = false;
     await this.link.close();
   }
@@ -301,7 +251,7 @@ export class ModbusBus {
       this.counters.dropped++;
       return Promise.reject(this.cancelled(unit));
     }
-    const queue = priority === 'write' ? this.writes : this.polls;
+    const queue = this.queues.queueFor(priority);
     if (queue.length >= this.maxQueued) {
       this.counters.dropped++;
       return Promise.reject(new ModbusError('busy', `bus ${this.name}: ${queue.length} requests already wait for the line; the request was not sent`));
@@ -337,12 +287,11 @@ export class ModbusBus {
       if (signal) {
         // Only a job still waiting is dropped; one on the wire finishes (its reply keeps the cache true).
         job.onAbort = () => {
-          if (this.unqueue(job)) this.drop(job, this.cancelled(unit));
+          if (this.queues.remove(job)) this.drop(job, this.cancelled(unit));
         };
         signal.addEventListener('abort', job.onAbort, { once: true });
       }
-      this.tag(job);
-      queue.push(job);
+      this.queues.add(job);
       this.armExpiry(job.deadline);
       this.pump();
     });
@@ -350,11 +299,11 @@ export class ModbusBus {
 
   /** Polls still waiting for the line; the scheduler uses it to avoid piling up scans. */
   get queuedPolls(): number {
-    return this.polls.length;
+    return this.queues.polls.length;
   }
 
   get queuedWrites(): number {
-    return this.writes.length;
+    return this.queues.writes.length;
   }
 
   private cancelled(unit: number): ModbusError {
@@ -377,14 +326,6 @@ export class ModbusBus {
   private drop(job: Job, error: ModbusError): void {
     this.counters.dropped++;
     this.settle(job, error);
-  }
-
-  private unqueue(job: Job): boolean {
-    const queue = job.priority === 'write' ? this.writes : this.polls;
-    const index = queue.indexOf(job);
-    if (index < 0) return false;
-    queue.splice(index, 1);
-    return true;
   }
 
   private async connect(): Promise<void> {
@@ -430,12 +371,12 @@ export class ModbusBus {
     if (current) {
       this.replyTimer.disarm();
       this.current = undefined;
-      this.charge(current.job);
+      this.queues.charge(current.job);
       this.settleCorruptFrames(current);
       this.observers.get(current.job.unit)?.(false);
       this.settle(current.job, this.lost(current.job, reason));
     }
-    for (const job of this.writes.splice(0)) this.settle(job, this.lost(job, reason));
+    for (const job of this.queues.writes.splice(0)) this.settle(job, this.lost(job, reason));
     this.scheduleReconnect(reason);
     for (const observer of this.dropObservers) observer();
   }
@@ -479,20 +420,7 @@ export class ModbusBus {
   private expire(): void {
     this.expiryAt = Infinity;
     this.expiryTimer = undefined;
-    const now = performance.now();
-    let next = Infinity;
-    for (const queue of [this.writes, this.polls]) {
-      for (let i = 0; i < queue.length; ) {
-        const job = queue[i]!;
-        if (job.deadline <= now) {
-          queue.splice(i, 1);
-          this.drop(job, this.expired(job));
-        } else {
-          next = Math.min(next, job.deadline);
-          i++;
-        }
-      }
-    }
+    const next = this.queues.removeExpired(performance.now(), (job) => this.drop(job, this.expired(job)));
     if (next < Infinity) this.armExpiry(next);
   }
 
@@ -521,62 +449,9 @@ export class ModbusBus {
     return true;
   }
 
-  /** The next write to send: not to a slave that owes a poll, and another slave's than last time if one waits. */
-  private nextWrite(): Job | undefined {
-    let fallback = -1;
-    for (let i = 0; i < this.writes.length; i++) {
-      const job = this.writes[i]!;
-      if (this.pollOwed.has(job.unit) && this.polls.some((poll) => poll.unit === job.unit)) continue;
-      if (job.unit !== this.lastWriteUnit) return this.writes.splice(i, 1)[0];
-      if (fallback < 0) fallback = i;
-    }
-    return fallback >= 0 ? this.writes.splice(fallback, 1)[0] : undefined;
-  }
-
-  /** A job's fair-queuing start tag: not before now (virtual), not before its unit's used time ends. */
-  private tag(job: Job): void {
-    job.start = Math.max(this.virtualTime, this.unitFinish.get(job.unit) ?? 0);
-  }
-
-  /** Charge a finished attempt's line time to its unit. */
-  private charge(job: Job): void {
-    this.unitFinish.set(job.unit, job.start + (performance.now() - job.sentAt));
-  }
-
-  /** The waiting poll other than an input read with the earliest start tag (the first queued among equals). */
-  private nextPoll(): Job | undefined {
-    let best = -1;
-    for (let i = 0; i < this.polls.length; i++) {
-      const job = this.polls[i]!;
-      if (job.priority !== 'input' && (best < 0 || job.start < this.polls[best]!.start)) best = i;
-    }
-    return best < 0 ? undefined : this.polls.splice(best, 1)[0];
-  }
-
-  /** The input read queued first, if one waits. */
-  private nextInput(): Job | undefined {
-    const index = this.polls.findIndex((job) => job.priority === 'input');
-    return index < 0 ? undefined : this.polls.splice(index, 1)[0];
-  }
-
-  /** An input read may go now: one waits, and the last transaction was not one or nothing else waits. */
-  private inputsTurn(): boolean {
-    if (!this.lastSentInput) return true;
-    return this.writes.length === 0 && this.polls.every((job) => job.priority === 'input');
-  }
-
   private nextJob(): Job | undefined {
     const now = performance.now();
-    for (;;) {
-      const pollsTurn = this.lastSentWrite && this.polls.length > 0;
-      const job =
-        (this.inputsTurn() ? this.nextInput() : undefined) ??
-        (pollsTurn ? this.nextPoll() : this.nextWrite()) ??
-        this.nextPoll() ??
-        this.nextWrite() ??
-        this.nextInput();
-      if (!job || this.stillWanted(job, now)) return job;
-    }
+    return this.queues.next((job) => this.stillWanted(job, now));
   }
 
   private pump(): void {
@@ -586,7 +461,7 @@ export class ModbusBus {
     const wait = Math.max(this.lastFrameAt + this.link.silenceMs, this.holdUntil) - performance.now();
     if (wait > 0) {
       // RTU needs t3.5 of silence before the next frame, and a late unit's reply may be on its way; hold the line until then.
-      (job.priority === 'write' ? this.writes : this.polls).unshift(job);
+      this.queues.putBack(job);
       this.holdLine(wait);
       return;
     }
@@ -644,17 +519,7 @@ export class ModbusBus {
     job.sent = true;
     job.sentAt = performance.now();
     this.lastAttempts.set(job.unit, { key, sentAt: job.sentAt, answered: false });
-    // Input reads jump the queue: they are charged their line time but do not move the fair-queuing clock.
-    if (job.priority === 'poll') this.virtualTime = Math.max(this.virtualTime, job.start);
-    // An input read in between does not give writes another turn ahead of a waiting poll.
-    if (job.priority !== 'input') this.lastSentWrite = job.priority === 'write';
-    this.lastSentInput = job.priority === 'input';
-    if (job.priority === 'write') {
-      this.lastWriteUnit = job.unit;
-      if (this.polls.some((poll) => poll.unit === job.unit)) this.pollOwed.add(job.unit);
-    } else {
-      this.pollOwed.delete(job.unit);
-    }
+    this.queues.sent(job);
     this.counters.requests++;
     this.countersOf(job.unit).requests++;
     this.link.write(frame);
@@ -685,7 +550,7 @@ export class ModbusBus {
     this.lastFrameAt = performance.now();
     this.settleCorruptFrames(current);
     const { job } = current;
-    this.charge(job);
+    this.queues.charge(job);
     const unitCounters = this.countersOf(job.unit);
     let response: ModbusResponse;
     try {
@@ -753,7 +618,7 @@ export class ModbusBus {
     this.current = undefined;
     this.settleCorruptFrames(current);
     const { job } = current;
-    this.charge(job);
+    this.queues.charge(job);
     this.counters.misaddressedReplies++;
     this.countersOf(job.unit).misaddressedReplies++;
     this.observers.get(job.unit)?.(false);
@@ -787,7 +652,7 @@ export class ModbusBus {
       this.holdUntil = now + Math.min(lateMs + LATE_HOLD_MARGIN_MS, this.options.timeoutMs);
       this.holdUnit = unit;
     }
-    this.charge(current.job);
+    this.queues.charge(current.job);
     this.counters.timeouts++;
     this.countersOf(current.job.unit).timeouts++;
     this.settleCorruptFrames(current);
@@ -804,9 +669,7 @@ export class ModbusBus {
     if (job.attemptsLeft > 0 && this.connected && !job.signal?.aborted && job.deadline > now) {
       this.counters.retries++;
       this.countersOf(job.unit).retries++;
-      // A retried poll queues behind the line time its failed attempt took.
-      this.tag(job);
-      (job.priority === 'write' ? this.writes : this.polls).unshift(job);
+      this.queues.retry(job);
     } else {
       this.settle(job, error);
     }

@@ -6,6 +6,7 @@ import { ReplyTimer } from './reply-timer.js';
 import { RepeatSummary } from '../logging/repeat-summary.js';
 import type { ClientSignal } from './request-context.js';
 import { JobQueues, type Job, type Priority } from './job-queues.js';
+import { LineHold } from './line-hold.js';
 
 // One Modbus line and the only place where its time is spent. Exactly one
 // transaction is on the wire at a time; which request goes next is the job
@@ -108,15 +109,10 @@ export class ModbusBus {
   private readonly queues = new JobQueues();
   private current: { job: Job; key: number; corruptBefore: number } | undefined;
   private readonly replyTimer: ReplyTimer;
+  /** The RTU silence after a frame and the hold for a late unit's reply. */
+  private readonly line: LineHold;
   private connected = false;
   private stopped = false;
-  private lastFrameAt = 0;
-  /** Whether the line is held before the next frame (RTU silence, a late unit's reply). */
-  private gapWaiting = false;
-  /** The silence after a frame: one timer per bus, re-armed for each transaction rather than a new one each time. */
-  private silenceTimer: NodeJS.Timeout | undefined;
-  /** A longer hold (a late unit's reply may be on its way). */
-  private holdTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private expiryAt = Infinity;
   private reconnectTimer: NodeJS.Timeout | undefined;
@@ -132,9 +128,6 @@ export class ModbusBus {
   private readonly lastAttempts = new Map<number, { key: number; sentAt: number; answered: boolean }>();
   /** Units seen answering late, with by how much (ms after the timeout). */
   private readonly lateUnits = new Map<number, number>();
-  /** performance.now() until which nothing is sent: a late unit's reply may still come. */
-  private holdUntil = 0;
-  private holdUnit = -1;
   private readonly connectWaiters: Array<() => void> = [];
   /** Reopen attempts while the line is down, summarised in the log instead of one line each. */
   private readonly outage = new RepeatSummary();
@@ -152,6 +145,7 @@ export class ModbusBus {
     this.deadlineMs = options.deadlineMs ?? Math.max(1000, 4 * options.timeoutMs * (1 + options.retries));
     this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
     this.replyTimer = new ReplyTimer(options.timeoutMs, () => this.onTimerFired());
+    this.line = new LineHold(link, () => this.pump());
   }
 
   get name(): string {
@@ -221,7 +215,7 @@ export class ModbusBus {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.reconnectTimer);
-    this.clearGap();
+    this.line.clear();
     clearTimeout(this.expiryTimer);
     this.replyTimer.stop();
     const reason = 'iogate is shutting down';
@@ -363,7 +357,7 @@ export class ModbusBus {
     if (!this.connected) return;
     this.connected = false;
     this.lostAt = performance.now();
-    this.clearGap();
+    this.line.clear();
     // The request on the wire is the only one whose fate the drop decides:
     // the slave may have acted on it. Writes still queued are refused (never
     // replayed later); queued polls wait for the reconnect, within their deadline.
@@ -455,59 +449,17 @@ export class ModbusBus {
   }
 
   private pump(): void {
-    if (this.current || !this.connected || this.gapWaiting) return;
+    if (this.current || !this.connected || this.line.held) return;
     const job = this.nextJob();
     if (!job) return;
-    const wait = Math.max(this.lastFrameAt + this.link.silenceMs, this.holdUntil) - performance.now();
+    const wait = this.line.waitMs();
     if (wait > 0) {
       // RTU needs t3.5 of silence before the next frame, and a late unit's reply may be on its way; hold the line until then.
       this.queues.putBack(job);
-      this.holdLine(wait);
+      this.line.hold(wait);
       return;
     }
     this.send(job);
-  }
-
-  /**
-   * Sends nothing for `wait` ms. The usual wait is the silence after a frame,
-   * begun a moment ago: the bus's one timer of that length is re-armed, a
-   * hair longer than needed at most. Node made and dropped a timer object
-   * for each new one, on every transaction.
-   */
-  private holdLine(wait: number): void {
-    this.gapWaiting = true;
-    const silence = this.link.silenceMs;
-    // Whole milliseconds: Node's timers run on the loop's clock, which counts
-    // whole milliseconds, so a timer of 1.75 ms and one of 2 ms run at the
-    // same turn of the loop. But Node asks libuv for the fraction cut off
-    // (1 ms), wakes, finds the timer not due and sleeps again: a wake-up of
-    // the whole process for nothing on every transaction.
-    if (wait <= silence) {
-      if (this.silenceTimer) this.silenceTimer.refresh();
-      else this.silenceTimer = setTimeout(this.lineFree, Math.ceil(silence));
-    } else {
-      clearTimeout(this.holdTimer);
-      this.holdTimer = setTimeout(this.lineFree, Math.ceil(wait));
-    }
-  }
-
-  private readonly lineFree = (): void => {
-    if (!this.gapWaiting) return;
-    this.gapWaiting = false;
-    // Whichever timer fired first, the other one has nothing left to hold.
-    clearTimeout(this.holdTimer);
-    this.holdTimer = undefined;
-    this.pump();
-  };
-
-  /** The line is no longer held (dropped, stopped, or the awaited late reply came). */
-  private clearGap(): void {
-    this.gapWaiting = false;
-    // A cleared timer cannot be re-armed: the next hold makes a new one.
-    clearTimeout(this.silenceTimer);
-    this.silenceTimer = undefined;
-    clearTimeout(this.holdTimer);
-    this.holdTimer = undefined;
   }
 
   private send(job: Job): void {
@@ -526,7 +478,7 @@ export class ModbusBus {
   }
 
   private onData(chunk: Buffer): void {
-    this.lastFrameAt = performance.now();
+    this.line.frameEnded();
     // On a serial line nothing may answer while no request is out: these are
     // a reply that came after its timeout, or noise. They are framed all the
     // same, to recognise a late reply; send() drops what is left of them.
@@ -547,7 +499,7 @@ export class ModbusBus {
     }
     this.replyTimer.disarm();
     this.current = undefined;
-    this.lastFrameAt = performance.now();
+    this.line.frameEnded();
     this.settleCorruptFrames(current);
     const { job } = current;
     this.queues.charge(job);
@@ -601,10 +553,7 @@ export class ModbusBus {
       this.counters.lateReplies++;
       this.countersOf(reply.unit).lateReplies++;
       // The reply the line was held for has come.
-      if (this.holdUnit === reply.unit && this.holdUntil > now) {
-        this.holdUntil = now;
-        this.clearGap();
-      }
+      this.line.lateReplyCame(reply.unit, now);
       this.faultObservers.get(reply.unit)?.({ kind: 'late', lateMs });
       if (!current) this.pump();
       return;
@@ -649,15 +598,14 @@ export class ModbusBus {
     const lateMs = this.lateUnits.get(unit);
     if (lateMs !== undefined && this.link.framing === 'RTU') {
       // Its reply is likely on its way: let it pass before anyone else transmits.
-      this.holdUntil = now + Math.min(lateMs + LATE_HOLD_MARGIN_MS, this.options.timeoutMs);
-      this.holdUnit = unit;
+      this.line.holdForLateReply(unit, now + Math.min(lateMs + LATE_HOLD_MARGIN_MS, this.options.timeoutMs));
     }
     this.queues.charge(current.job);
     this.counters.timeouts++;
     this.countersOf(current.job.unit).timeouts++;
     this.settleCorruptFrames(current);
     this.framing.reset();
-    this.lastFrameAt = performance.now();
+    this.line.frameEnded();
     this.observers.get(current.job.unit)?.(false);
     this.retryOrFail(current.job, this.noAnswer(current.job));
   }

@@ -3,10 +3,10 @@ import { rtuFraming, tcpFraming, type FrameReply, type MasterFraming } from './f
 import { decodeResponse, encodeRequest, exceptionName, type ModbusRequest, type ModbusResponse } from './pdu.js';
 import { ModbusError } from './errors.js';
 import { ReplyTimer } from './reply-timer.js';
-import { RepeatSummary } from '../logging/repeat-summary.js';
 import type { ClientSignal } from './request-context.js';
 import { JobQueues, type Job, type Priority } from './job-queues.js';
 import { LineHold } from './line-hold.js';
+import { ReconnectBackoff } from './reconnect-backoff.js';
 
 // One Modbus line and the only place where its time is spent. Exactly one
 // transaction is on the wire at a time; which request goes next is the job
@@ -115,8 +115,8 @@ export class ModbusBus {
   private stopped = false;
   private expiryTimer: NodeJS.Timeout | undefined;
   private expiryAt = Infinity;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private reconnectDelay: number;
+  /** When a line that is down is tried again, and what the log says of it. */
+  private readonly reconnect: ReconnectBackoff;
   private readonly deadlineMs: number;
   private readonly maxQueued: number;
   private readonly counters = { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, reconnects: 0, dropped: 0, lateReplies: 0, misaddressedReplies: 0 };
@@ -129,9 +129,6 @@ export class ModbusBus {
   /** Units seen answering late, with by how much (ms after the timeout). */
   private readonly lateUnits = new Map<number, number>();
   private readonly connectWaiters: Array<() => void> = [];
-  /** Reopen attempts while the line is down, summarised in the log instead of one line each. */
-  private readonly outage = new RepeatSummary();
-  private down = false;
   /** performance.now() when the line was last lost. */
   private lostAt = 0;
 
@@ -141,7 +138,7 @@ export class ModbusBus {
   ) {
     const onReply = (reply: FrameReply) => this.onReply(reply);
     this.framing = link.framing === 'TCP' ? tcpFraming(onReply) : rtuFraming(onReply);
-    this.reconnectDelay = options.reconnectMs ?? 100;
+    this.reconnect = new ReconnectBackoff(options, link.spec, () => void this.connect());
     this.deadlineMs = options.deadlineMs ?? Math.max(1000, 4 * options.timeoutMs * (1 + options.retries));
     this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
     this.replyTimer = new ReplyTimer(options.timeoutMs, () => this.onTimerFired());
@@ -214,7 +211,7 @@ export class ModbusBus {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.reconnectTimer);
+    this.reconnect.stop();
     this.line.clear();
     clearTimeout(this.expiryTimer);
     this.replyTimer.stop();
@@ -340,14 +337,7 @@ export class ModbusBus {
     }
     if (this.stopped) return;
     this.connected = true;
-    if (this.down) {
-      this.down = false;
-      this.options.log?.(
-        'info',
-        `bus ${this.name}: reconnected to ${this.link.spec} after ${this.outage.secondsSinceBegin} s and ${this.outage.attemptsSinceBegin} attempts`,
-      );
-    }
-    this.reconnectDelay = this.options.reconnectMs ?? 100;
+    this.reconnect.connected();
     this.framing.reset();
     for (const waiter of this.connectWaiters.splice(0)) waiter();
     this.pump();
@@ -378,18 +368,7 @@ export class ModbusBus {
   private scheduleReconnect(reason: string): void {
     if (this.stopped) return;
     this.counters.reconnects++;
-    if (!this.down) {
-      this.down = true;
-      this.outage.begin();
-      this.options.log?.('warn', `bus ${this.name}: ${reason}; reconnecting with back-off up to ${(this.options.maxReconnectMs ?? 10_000) / 1000} s`);
-    }
-    const summary = this.outage.attempt();
-    if (summary) {
-      this.options.log?.('warn', `bus ${this.name}: still down (${reason}), ${summary.attempts} attempts in the last ${summary.minutes} min`);
-    }
-    clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = setTimeout(() => void this.connect(), this.reconnectDelay);
-    this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.options.maxReconnectMs ?? 10_000);
+    this.reconnect.schedule(reason);
   }
 
   /**

@@ -3,29 +3,14 @@ import { rtuFraming, tcpFraming, type FrameReply, type MasterFraming } from './f
 import { decodeResponse, encodeRequest, exceptionName, type ModbusRequest, type ModbusResponse } from './pdu.js';
 import { ModbusError } from './errors.js';
 import { ReplyTimer } from './reply-timer.js';
-import { RepeatSummary } from '../logging/repeat-summary.js';
 import type { ClientSignal } from './request-context.js';
+import { JobQueues, type Job, type Priority } from './job-queues.js';
+import { LineHold } from './line-hold.js';
+import { ReconnectBackoff } from './reconnect-backoff.js';
 
 // One Modbus line and the only place where its time is spent. Exactly one
-// transaction is on the wire at a time. Writes queue ahead of polls, but never
-// go twice in a row while a poll waits: a steady stream of writes (a client
-// posting in a loop) would otherwise hold every poll back and stall the scans.
-// The same holds per slave: after a write to a slave, its next write waits
-// until that slave's waiting poll has gone. Writes to different slaves take
-// turns, so a batch aimed at one slave cannot hold the line beyond its share.
-// Polls share the line by time, not by turns (start-time fair queuing): a
-// slave whose requests end in timeouts is charged the time they took, so
-// when the line is full it waits while its neighbours, whose transactions
-// are short, keep their rate.
-// Input reads (`input_scan_frequency`) are polls that go ahead of the other
-// polls and of writes: each is queued only when due, at most one per slave at
-// a time, and as ordinary polls they waited behind every other slave's
-// queued poll (on RS485 several ms each; the fair queuing even ranks the
-// slave with fast inputs last, having charged it for their line time). They
-// never go twice in a row while anything else waits, so
-// however fast they are asked for, scans and writes keep at least every
-// other turn on the line. Their line time is charged to their slave like a
-// poll's.
+// transaction is on the wire at a time; which request goes next is the job
+// queues' choice (job-queues.ts).
 //
 // Every request has a deadline across its queueing and retries, and may carry
 // its client's abort signal: a request whose deadline passed or whose client
@@ -46,8 +31,7 @@ import type { ClientSignal } from './request-context.js';
 // line is held for as long as its replies were late (at most one timeout),
 // so on RS485 its late reply does not collide with the next transaction.
 
-/** `input`: a poll of digital input values that goes ahead of the others (see above). */
-export type Priority = 'write' | 'poll' | 'input';
+export type { Priority } from './job-queues.js';
 
 export interface BusOptions {
   name: string;
@@ -115,26 +99,6 @@ const LATE_REPLY_WINDOW_FACTOR = 4;
 /** Margin added to a late unit's observed lateness when the line is held after its timeouts. */
 const LATE_HOLD_MARGIN_MS = 10;
 
-interface Job {
-  unit: number;
-  request: ModbusRequest;
-  pdu: Buffer;
-  attemptsLeft: number;
-  priority: Priority;
-  deadline: number;
-  signal: ClientSignal | undefined;
-  /** Whether an attempt went on the wire: from then on its outcome is unknown until answered. */
-  sent: boolean;
-  /** Fair-queuing start tag (polls): the line time its unit had used when it was queued. */
-  start: number;
-  sentAt: number;
-  onAnswered: ((sentAt: number, answeredAt: number) => void) | undefined;
-  settled: boolean;
-  onAbort: (() => void) | undefined;
-  resolve(response: ModbusResponse): void;
-  reject(error: ModbusError): void;
-}
-
 const DEFAULT_MAX_QUEUED = 256;
 
 /** Encoded PDUs of read requests, by request object; a PDU is never changed once made. */
@@ -142,35 +106,17 @@ const encodedReads = new WeakMap<ModbusRequest, Buffer>();
 
 export class ModbusBus {
   private readonly framing: MasterFraming;
-  private readonly writes: Job[] = [];
-  private readonly polls: Job[] = [];
+  private readonly queues = new JobQueues();
   private current: { job: Job; key: number; corruptBefore: number } | undefined;
   private readonly replyTimer: ReplyTimer;
-  /** Whether the transaction sent last was a write; the next waiting poll then goes first. */
-  private lastSentWrite = false;
-  /** Whether the transaction sent last was an input read; anything else waiting then goes first. */
-  private lastSentInput = false;
-  /** Unit of the write sent last, so writes to different slaves take turns. */
-  private lastWriteUnit = -1;
-  /** Units that got a write while one of their polls waited: their next write waits for that poll. */
-  private readonly pollOwed = new Set<number>();
-  /** Fair-queuing clock: the start tag of the poll sent last. */
-  private virtualTime = 0;
-  /** Per unit: the virtual time at which the line time it has used ends. */
-  private readonly unitFinish = new Map<number, number>();
+  /** The RTU silence after a frame and the hold for a late unit's reply. */
+  private readonly line: LineHold;
   private connected = false;
   private stopped = false;
-  private lastFrameAt = 0;
-  /** Whether the line is held before the next frame (RTU silence, a late unit's reply). */
-  private gapWaiting = false;
-  /** The silence after a frame: one timer per bus, re-armed for each transaction rather than a new one each time. */
-  private silenceTimer: NodeJS.Timeout | undefined;
-  /** A longer hold (a late unit's reply may be on its way). */
-  private holdTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   private expiryAt = Infinity;
-  private reconnectTimer: NodeJS.Timeout | undefined;
-  private reconnectDelay: number;
+  /** When a line that is down is tried again, and what the log says of it. */
+  private readonly reconnect: ReconnectBackoff;
   private readonly deadlineMs: number;
   private readonly maxQueued: number;
   private readonly counters = { requests: 0, responses: 0, timeouts: 0, retries: 0, exceptions: 0, reconnects: 0, dropped: 0, lateReplies: 0, misaddressedReplies: 0 };
@@ -182,13 +128,7 @@ export class ModbusBus {
   private readonly lastAttempts = new Map<number, { key: number; sentAt: number; answered: boolean }>();
   /** Units seen answering late, with by how much (ms after the timeout). */
   private readonly lateUnits = new Map<number, number>();
-  /** performance.now() until which nothing is sent: a late unit's reply may still come. */
-  private holdUntil = 0;
-  private holdUnit = -1;
   private readonly connectWaiters: Array<() => void> = [];
-  /** Reopen attempts while the line is down, summarised in the log instead of one line each. */
-  private readonly outage = new RepeatSummary();
-  private down = false;
   /** performance.now() when the line was last lost. */
   private lostAt = 0;
 
@@ -198,10 +138,11 @@ export class ModbusBus {
   ) {
     const onReply = (reply: FrameReply) => this.onReply(reply);
     this.framing = link.framing === 'TCP' ? tcpFraming(onReply) : rtuFraming(onReply);
-    this.reconnectDelay = options.reconnectMs ?? 100;
+    this.reconnect = new ReconnectBackoff(options, link.spec, () => void this.connect());
     this.deadlineMs = options.deadlineMs ?? Math.max(1000, 4 * options.timeoutMs * (1 + options.retries));
     this.maxQueued = options.maxQueued ?? DEFAULT_MAX_QUEUED;
     this.replyTimer = new ReplyTimer(options.timeoutMs, () => this.onTimerFired());
+    this.line = new LineHold(link, () => this.pump());
   }
 
   get name(): string {
@@ -270,8 +211,8 @@ export class ModbusBus {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearTimeout(this.reconnectTimer);
-    this.clearGap();
+    this.reconnect.stop();
+    this.line.clear();
     clearTimeout(this.expiryTimer);
     this.replyTimer.stop();
     const reason = 'iogate is shutting down';
@@ -280,7 +221,7 @@ export class ModbusBus {
       this.current = undefined;
       this.settle(job, this.lost(job, reason));
     }
-    for (const job of [...this.writes.splice(0), ...this.polls.splice(0)]) this.settle(job, this.lost(job, reason));
+    for (const job of [...this.queues.writes.splice(0), ...this.queues.polls.splice(0)]) this.settle(job, this.lost(job, reason));
     this.connected = false;
     await this.link.close();
   }
@@ -301,7 +242,7 @@ export class ModbusBus {
       this.counters.dropped++;
       return Promise.reject(this.cancelled(unit));
     }
-    const queue = priority === 'write' ? this.writes : this.polls;
+    const queue = this.queues.queueFor(priority);
     if (queue.length >= this.maxQueued) {
       this.counters.dropped++;
       return Promise.reject(new ModbusError('busy', `bus ${this.name}: ${queue.length} requests already wait for the line; the request was not sent`));
@@ -337,12 +278,11 @@ export class ModbusBus {
       if (signal) {
         // Only a job still waiting is dropped; one on the wire finishes (its reply keeps the cache true).
         job.onAbort = () => {
-          if (this.unqueue(job)) this.drop(job, this.cancelled(unit));
+          if (this.queues.remove(job)) this.drop(job, this.cancelled(unit));
         };
         signal.addEventListener('abort', job.onAbort, { once: true });
       }
-      this.tag(job);
-      queue.push(job);
+      this.queues.add(job);
       this.armExpiry(job.deadline);
       this.pump();
     });
@@ -350,11 +290,11 @@ export class ModbusBus {
 
   /** Polls still waiting for the line; the scheduler uses it to avoid piling up scans. */
   get queuedPolls(): number {
-    return this.polls.length;
+    return this.queues.polls.length;
   }
 
   get queuedWrites(): number {
-    return this.writes.length;
+    return this.queues.writes.length;
   }
 
   private cancelled(unit: number): ModbusError {
@@ -379,14 +319,6 @@ export class ModbusBus {
     this.settle(job, error);
   }
 
-  private unqueue(job: Job): boolean {
-    const queue = job.priority === 'write' ? this.writes : this.polls;
-    const index = queue.indexOf(job);
-    if (index < 0) return false;
-    queue.splice(index, 1);
-    return true;
-  }
-
   private async connect(): Promise<void> {
     if (this.stopped) return;
     try {
@@ -405,14 +337,7 @@ export class ModbusBus {
     }
     if (this.stopped) return;
     this.connected = true;
-    if (this.down) {
-      this.down = false;
-      this.options.log?.(
-        'info',
-        `bus ${this.name}: reconnected to ${this.link.spec} after ${this.outage.secondsSinceBegin} s and ${this.outage.attemptsSinceBegin} attempts`,
-      );
-    }
-    this.reconnectDelay = this.options.reconnectMs ?? 100;
+    this.reconnect.connected();
     this.framing.reset();
     for (const waiter of this.connectWaiters.splice(0)) waiter();
     this.pump();
@@ -422,7 +347,7 @@ export class ModbusBus {
     if (!this.connected) return;
     this.connected = false;
     this.lostAt = performance.now();
-    this.clearGap();
+    this.line.clear();
     // The request on the wire is the only one whose fate the drop decides:
     // the slave may have acted on it. Writes still queued are refused (never
     // replayed later); queued polls wait for the reconnect, within their deadline.
@@ -430,12 +355,12 @@ export class ModbusBus {
     if (current) {
       this.replyTimer.disarm();
       this.current = undefined;
-      this.charge(current.job);
+      this.queues.charge(current.job);
       this.settleCorruptFrames(current);
       this.observers.get(current.job.unit)?.(false);
       this.settle(current.job, this.lost(current.job, reason));
     }
-    for (const job of this.writes.splice(0)) this.settle(job, this.lost(job, reason));
+    for (const job of this.queues.writes.splice(0)) this.settle(job, this.lost(job, reason));
     this.scheduleReconnect(reason);
     for (const observer of this.dropObservers) observer();
   }
@@ -443,18 +368,7 @@ export class ModbusBus {
   private scheduleReconnect(reason: string): void {
     if (this.stopped) return;
     this.counters.reconnects++;
-    if (!this.down) {
-      this.down = true;
-      this.outage.begin();
-      this.options.log?.('warn', `bus ${this.name}: ${reason}; reconnecting with back-off up to ${(this.options.maxReconnectMs ?? 10_000) / 1000} s`);
-    }
-    const summary = this.outage.attempt();
-    if (summary) {
-      this.options.log?.('warn', `bus ${this.name}: still down (${reason}), ${summary.attempts} attempts in the last ${summary.minutes} min`);
-    }
-    clearTimeout(this.reconnectTimer);
-    this.reconnectTimer = setTimeout(() => void this.connect(), this.reconnectDelay);
-    this.reconnectDelay = Math.min(this.reconnectDelay * 2, this.options.maxReconnectMs ?? 10_000);
+    this.reconnect.schedule(reason);
   }
 
   /**
@@ -479,20 +393,7 @@ export class ModbusBus {
   private expire(): void {
     this.expiryAt = Infinity;
     this.expiryTimer = undefined;
-    const now = performance.now();
-    let next = Infinity;
-    for (const queue of [this.writes, this.polls]) {
-      for (let i = 0; i < queue.length; ) {
-        const job = queue[i]!;
-        if (job.deadline <= now) {
-          queue.splice(i, 1);
-          this.drop(job, this.expired(job));
-        } else {
-          next = Math.min(next, job.deadline);
-          i++;
-        }
-      }
-    }
+    const next = this.queues.removeExpired(performance.now(), (job) => this.drop(job, this.expired(job)));
     if (next < Infinity) this.armExpiry(next);
   }
 
@@ -521,118 +422,23 @@ export class ModbusBus {
     return true;
   }
 
-  /** The next write to send: not to a slave that owes a poll, and another slave's than last time if one waits. */
-  private nextWrite(): Job | undefined {
-    let fallback = -1;
-    for (let i = 0; i < this.writes.length; i++) {
-      const job = this.writes[i]!;
-      if (this.pollOwed.has(job.unit) && this.polls.some((poll) => poll.unit === job.unit)) continue;
-      if (job.unit !== this.lastWriteUnit) return this.writes.splice(i, 1)[0];
-      if (fallback < 0) fallback = i;
-    }
-    return fallback >= 0 ? this.writes.splice(fallback, 1)[0] : undefined;
-  }
-
-  /** A job's fair-queuing start tag: not before now (virtual), not before its unit's used time ends. */
-  private tag(job: Job): void {
-    job.start = Math.max(this.virtualTime, this.unitFinish.get(job.unit) ?? 0);
-  }
-
-  /** Charge a finished attempt's line time to its unit. */
-  private charge(job: Job): void {
-    this.unitFinish.set(job.unit, job.start + (performance.now() - job.sentAt));
-  }
-
-  /** The waiting poll other than an input read with the earliest start tag (the first queued among equals). */
-  private nextPoll(): Job | undefined {
-    let best = -1;
-    for (let i = 0; i < this.polls.length; i++) {
-      const job = this.polls[i]!;
-      if (job.priority !== 'input' && (best < 0 || job.start < this.polls[best]!.start)) best = i;
-    }
-    return best < 0 ? undefined : this.polls.splice(best, 1)[0];
-  }
-
-  /** The input read queued first, if one waits. */
-  private nextInput(): Job | undefined {
-    const index = this.polls.findIndex((job) => job.priority === 'input');
-    return index < 0 ? undefined : this.polls.splice(index, 1)[0];
-  }
-
-  /** An input read may go now: one waits, and the last transaction was not one or nothing else waits. */
-  private inputsTurn(): boolean {
-    if (!this.lastSentInput) return true;
-    return this.writes.length === 0 && this.polls.every((job) => job.priority === 'input');
-  }
-
   private nextJob(): Job | undefined {
     const now = performance.now();
-    for (;;) {
-      const pollsTurn = this.lastSentWrite && this.polls.length > 0;
-      const job =
-        (this.inputsTurn() ? this.nextInput() : undefined) ??
-        (pollsTurn ? this.nextPoll() : this.nextWrite()) ??
-        this.nextPoll() ??
-        this.nextWrite() ??
-        this.nextInput();
-      if (!job || this.stillWanted(job, now)) return job;
-    }
+    return this.queues.next((job) => this.stillWanted(job, now));
   }
 
   private pump(): void {
-    if (this.current || !this.connected || this.gapWaiting) return;
+    if (this.current || !this.connected || this.line.held) return;
     const job = this.nextJob();
     if (!job) return;
-    const wait = Math.max(this.lastFrameAt + this.link.silenceMs, this.holdUntil) - performance.now();
+    const wait = this.line.waitMs();
     if (wait > 0) {
       // RTU needs t3.5 of silence before the next frame, and a late unit's reply may be on its way; hold the line until then.
-      (job.priority === 'write' ? this.writes : this.polls).unshift(job);
-      this.holdLine(wait);
+      this.queues.putBack(job);
+      this.line.hold(wait);
       return;
     }
     this.send(job);
-  }
-
-  /**
-   * Sends nothing for `wait` ms. The usual wait is the silence after a frame,
-   * begun a moment ago: the bus's one timer of that length is re-armed, a
-   * hair longer than needed at most. Node made and dropped a timer object
-   * for each new one, on every transaction.
-   */
-  private holdLine(wait: number): void {
-    this.gapWaiting = true;
-    const silence = this.link.silenceMs;
-    // Whole milliseconds: Node's timers run on the loop's clock, which counts
-    // whole milliseconds, so a timer of 1.75 ms and one of 2 ms run at the
-    // same turn of the loop. But Node asks libuv for the fraction cut off
-    // (1 ms), wakes, finds the timer not due and sleeps again: a wake-up of
-    // the whole process for nothing on every transaction.
-    if (wait <= silence) {
-      if (this.silenceTimer) this.silenceTimer.refresh();
-      else this.silenceTimer = setTimeout(this.lineFree, Math.ceil(silence));
-    } else {
-      clearTimeout(this.holdTimer);
-      this.holdTimer = setTimeout(this.lineFree, Math.ceil(wait));
-    }
-  }
-
-  private readonly lineFree = (): void => {
-    if (!this.gapWaiting) return;
-    this.gapWaiting = false;
-    // Whichever timer fired first, the other one has nothing left to hold.
-    clearTimeout(this.holdTimer);
-    this.holdTimer = undefined;
-    this.pump();
-  };
-
-  /** The line is no longer held (dropped, stopped, or the awaited late reply came). */
-  private clearGap(): void {
-    this.gapWaiting = false;
-    // A cleared timer cannot be re-armed: the next hold makes a new one.
-    clearTimeout(this.silenceTimer);
-    this.silenceTimer = undefined;
-    clearTimeout(this.holdTimer);
-    this.holdTimer = undefined;
   }
 
   private send(job: Job): void {
@@ -644,24 +450,14 @@ export class ModbusBus {
     job.sent = true;
     job.sentAt = performance.now();
     this.lastAttempts.set(job.unit, { key, sentAt: job.sentAt, answered: false });
-    // Input reads jump the queue: they are charged their line time but do not move the fair-queuing clock.
-    if (job.priority === 'poll') this.virtualTime = Math.max(this.virtualTime, job.start);
-    // An input read in between does not give writes another turn ahead of a waiting poll.
-    if (job.priority !== 'input') this.lastSentWrite = job.priority === 'write';
-    this.lastSentInput = job.priority === 'input';
-    if (job.priority === 'write') {
-      this.lastWriteUnit = job.unit;
-      if (this.polls.some((poll) => poll.unit === job.unit)) this.pollOwed.add(job.unit);
-    } else {
-      this.pollOwed.delete(job.unit);
-    }
+    this.queues.sent(job);
     this.counters.requests++;
     this.countersOf(job.unit).requests++;
     this.link.write(frame);
   }
 
   private onData(chunk: Buffer): void {
-    this.lastFrameAt = performance.now();
+    this.line.frameEnded();
     // On a serial line nothing may answer while no request is out: these are
     // a reply that came after its timeout, or noise. They are framed all the
     // same, to recognise a late reply; send() drops what is left of them.
@@ -682,10 +478,10 @@ export class ModbusBus {
     }
     this.replyTimer.disarm();
     this.current = undefined;
-    this.lastFrameAt = performance.now();
+    this.line.frameEnded();
     this.settleCorruptFrames(current);
     const { job } = current;
-    this.charge(job);
+    this.queues.charge(job);
     const unitCounters = this.countersOf(job.unit);
     let response: ModbusResponse;
     try {
@@ -736,10 +532,7 @@ export class ModbusBus {
       this.counters.lateReplies++;
       this.countersOf(reply.unit).lateReplies++;
       // The reply the line was held for has come.
-      if (this.holdUnit === reply.unit && this.holdUntil > now) {
-        this.holdUntil = now;
-        this.clearGap();
-      }
+      this.line.lateReplyCame(reply.unit, now);
       this.faultObservers.get(reply.unit)?.({ kind: 'late', lateMs });
       if (!current) this.pump();
       return;
@@ -753,7 +546,7 @@ export class ModbusBus {
     this.current = undefined;
     this.settleCorruptFrames(current);
     const { job } = current;
-    this.charge(job);
+    this.queues.charge(job);
     this.counters.misaddressedReplies++;
     this.countersOf(job.unit).misaddressedReplies++;
     this.observers.get(job.unit)?.(false);
@@ -784,15 +577,14 @@ export class ModbusBus {
     const lateMs = this.lateUnits.get(unit);
     if (lateMs !== undefined && this.link.framing === 'RTU') {
       // Its reply is likely on its way: let it pass before anyone else transmits.
-      this.holdUntil = now + Math.min(lateMs + LATE_HOLD_MARGIN_MS, this.options.timeoutMs);
-      this.holdUnit = unit;
+      this.line.holdForLateReply(unit, now + Math.min(lateMs + LATE_HOLD_MARGIN_MS, this.options.timeoutMs));
     }
-    this.charge(current.job);
+    this.queues.charge(current.job);
     this.counters.timeouts++;
     this.countersOf(current.job.unit).timeouts++;
     this.settleCorruptFrames(current);
     this.framing.reset();
-    this.lastFrameAt = performance.now();
+    this.line.frameEnded();
     this.observers.get(current.job.unit)?.(false);
     this.retryOrFail(current.job, this.noAnswer(current.job));
   }
@@ -804,9 +596,7 @@ export class ModbusBus {
     if (job.attemptsLeft > 0 && this.connected && !job.signal?.aborted && job.deadline > now) {
       this.counters.retries++;
       this.countersOf(job.unit).retries++;
-      // A retried poll queues behind the line time its failed attempt took.
-      this.tag(job);
-      (job.priority === 'write' ? this.writes : this.polls).unshift(job);
+      this.queues.retry(job);
     } else {
       this.settle(job, error);
     }

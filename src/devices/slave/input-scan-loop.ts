@@ -6,7 +6,7 @@ import type { SlaveUnit } from './slave-unit.js';
 // values more often than its scan, so a button reaches clients within a few
 // ms instead of up to one scan period (20 ms at EVOK's 50 Hz). The reads go
 // through the same bus as the scan but ahead of its other polls (see
-// modbus/bus.ts). A tick that comes while the previous read is still running
+// modbus/job-queues.ts). A tick that comes while the previous read is still running
 // is dropped: the next one is only a few ms away, and catching up would just
 // stack reads onto the line.
 //

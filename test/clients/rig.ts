@@ -1,3 +1,4 @@
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -173,6 +174,22 @@ export async function eventually(check: () => Promise<boolean> | boolean, what: 
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return Date.now() - started;
+}
+
+/** The text EVOK's panel shows for DI `circuit` ("On" or "Off"). */
+export const diText = (page: Page, circuit: string) => page.locator(`#unipi_di_${circuit}_value`).textContent();
+
+/**
+ * DI 1_03 (the Brain section's input 2) moved on, then off, at the simulated board: the panel must
+ * show each within a second. Answers how long "On" took.
+ */
+export async function inputShownWithinASecond(page: Page, setInput: (index: number, on: boolean) => Promise<void>): Promise<number> {
+  assert.equal(await diText(page, '1_03'), 'Off');
+  await setInput(2, true);
+  const ms = await eventually(async () => (await diText(page, '1_03')) === 'On', 'DI 1_03 shown On', 1000);
+  await setInput(2, false);
+  await eventually(async () => (await diText(page, '1_03')) === 'Off', 'DI 1_03 shown Off again', 1000);
+  return ms;
 }
 
 /** EVOK's panel open in a page, with what a test asserts on: page errors, WebSocket frames, /rest/all loads. */

@@ -197,6 +197,7 @@ function main(): void {
   const trimThresholdSetLate = process.env['MALLOC_TRIM_THRESHOLD_'] === undefined && 'trim' in trimAddon && trimAddon.setTrimThreshold();
   log.info(`iogate ${VERSION_TEXT} (node ${process.version}) starting with ${config.file ?? 'the built-in configuration'}`);
   for (const warning of warnings) log.warn(warning);
+  // Already set by ./memory/v8-flags-first.js, before the modules ran: this only returns which.
   const v8FlagsSetLate = setV8FlagsLate();
   if (gcExposedLate || trimThresholdSetLate || v8FlagsSetLate.length > 0) {
     const late = [...v8FlagsSetLate, gcExposedLate ? 'gc()' : '', trimThresholdSetLate ? "glibc's 64 KB trim threshold" : ''].filter(Boolean).join(', ');

@@ -6,7 +6,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { delimiter, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
@@ -201,12 +201,25 @@ export function freePort() {
  * Starts the daemon with `config` (null: the built-in simulated controller) on `port`; collects its
  * stats lines as they come. `ipc`: with an IPC channel (for bench/probe.cjs); `cwd`: its working directory;
  * `node`: the command that runs node (with its arguments), e.g. under qemu-user; `stdout`: piped
- * (e.g. for V8's --trace-gc lines) rather than dropped.
+ * (e.g. for V8's --trace-gc lines) rather than dropped. `start` is how it is started:
+ *   - 'unit' (default): `node <nodeOptions> iogate.js` with the unit's environment, as deploy/iogate.service does;
+ *   - 'plain': `node <nodeOptions> iogate.js` without the unit's environment, as copied and started by hand
+ *     (nodeOptions [] for node's defaults);
+ *   - 'program': `./iogate.js`, the bundle run as a program (its #! line's node options and environment,
+ *     with this node first on PATH); nodeOptions go through NODE_OPTIONS.
  */
-export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE, ipc = false, cwd, node = [process.execPath], stdout = false } = {}) {
+export function spawnDaemon(config, port, { env = {}, nodeOptions = serviceNodeOptions(), bundle = BUNDLE, ipc = false, cwd, node = [process.execPath], stdout = false, start = 'unit' } = {}) {
   const configArgs = config === null ? [] : ['--config', withPrivateState(config)];
-  const child = spawn(node[0], [...node.slice(1), ...nodeOptions, bundle, ...configArgs, '--port', String(port)], {
-    env: { ...inheritedEnvironment(), ...serviceEnvironment(), ...env },
+  const program = start === 'program';
+  const [command, ...commandArgs] = program ? [bundle] : [...node, ...nodeOptions, bundle];
+  const startEnvironment = {
+    unit: serviceEnvironment(),
+    plain: {},
+    program: { PATH: `${dirname(process.execPath)}${delimiter}${process.env.PATH ?? ''}`, ...(nodeOptions.length > 0 ? { NODE_OPTIONS: nodeOptions.join(' ') } : {}) },
+  }[start];
+  if (!startEnvironment) throw new Error(`spawnDaemon: start is unit, plain or program, not ${start}`);
+  const child = spawn(command, [...commandArgs, ...configArgs, '--port', String(port)], {
+    env: { ...inheritedEnvironment(), ...startEnvironment, ...env },
     stdio: ['ignore', stdout ? 'pipe' : 'ignore', 'pipe', ...(ipc ? ['ipc'] : [])],
     // The built-in configuration keeps its state beside the working directory's alias.yaml.
     cwd: cwd ?? (config === null ? tempDir('iogate-bench-state-') : undefined),

@@ -12,7 +12,11 @@
 //     read plan (`iogate --read-plan`), the same requests at the same scan
 //     periods against an iogate-sim of its own with the same boards, and
 //     nothing else. That is the least Node needs for the same reads.
-// All run with the node options and environment of deploy/iogate.service.
+// All run with the node options and environment of deploy/iogate.service; beside
+// them (--starts), the same daemon started the two ways a copied bundle is: as
+// `node iogate.js` with node's defaults, and run as a program (`./iogate.js`,
+// its #! line's options), each with its own simulators, for their private
+// memory (RssAnon) and CPU per poll against the unit's in the same rounds.
 // After BENCH_IDLE_AFTER seconds (start-up, first compilations) the CPU of
 // each process (utime + stime from /proc/<pid>/stat, and the scheduler's run
 // time of its threads from schedstat) and the polls its simulator served are
@@ -37,6 +41,8 @@
 //   --scan-hz N      scan_frequency of the bench config's boards (default: theirs, 50 Hz); an emulated
 //                    daemon cannot keep 50 Hz on a busy machine, and a starved process says little per poll
 //   --configs LIST   which pairs to run: bench, default or both (default bench,default)
+//   --starts LIST    how the daemons are started, for each config: unit (the service unit's options,
+//                    always run), plain (`node iogate.js`), program (`./iogate.js`) (default all three)
 // Ends with one JSON line; the tables and that line go to bench/results/idle.{md,json}
 // (BENCH_OUT names another file; BENCH_OUT=- writes none).
 import { spawn } from 'node:child_process';
@@ -86,6 +92,7 @@ const { values: args } = parseArgs({
     node: { type: 'string' },
     'scan-hz': { type: 'string' },
     configs: { type: 'string', default: 'bench,default' },
+    starts: { type: 'string', default: 'unit,plain,program' },
   },
 });
 const SECONDS = Number(args.seconds);
@@ -126,9 +133,11 @@ async function bareFor(name, plan) {
   return { child, sims };
 }
 
-async function daemonWith(key, config, { bundle = BUNDLE } = {}) {
+/** `start`: unit, plain or program (spawnDaemon); only the unit's start gets the unit's node options. */
+async function daemonWith(key, config, { bundle = BUNDLE, start = 'unit' } = {}) {
   const port = await freePort();
-  const { child } = spawnDaemon(config, port, { nodeOptions: [...NODE_OPTIONS, ...profiling(key), '--require', PROBE], bundle, ipc: true, cwd: work, node: NODE });
+  const options = [...(start === 'unit' ? NODE_OPTIONS : []), ...profiling(key), '--require', PROBE];
+  const { child } = spawnDaemon(config, port, { nodeOptions: options, bundle, ipc: true, cwd: work, node: NODE, start });
   await waitForAnswer(port, '/rest/all', child);
   return { child, port };
 }
@@ -163,6 +172,16 @@ const benchPlan = readPlan(benchTcp.file);
 const defaultPlan = readPlan(null).filter((bus) => bus.slaves.length > 0);
 const CONFIGS = new Set(args.configs.split(','));
 if (!CONFIGS.has('bench')) throw new Error('--configs: the bench pair is always run (its ratio is the result)');
+const STARTS = new Set(args.starts.split(','));
+if (!STARTS.has('unit') || [...STARTS].some((start) => !['unit', 'plain', 'program'].includes(start))) {
+  throw new Error('--starts: a list of unit, plain and program, with unit');
+}
+// Run as a program, the bundle's #! line picks the node on PATH, not --node's command.
+if (args.node && STARTS.delete('program')) log('--node: the bundle run as a program (./iogate.js) is left out');
+const OTHER_STARTS = [
+  ['plain', 'Plain', 'started as `node iogate.js` (no options)'],
+  ['program', 'Program', 'run as a program (`./iogate.js`)'],
+].filter(([start]) => STARTS.has(start));
 
 const entries = [];
 entries.push({ key: 'daemon', label: 'iogate, bench config (Modbus TCP simulators)', sims: benchTcp.sims, ...(await daemonWith('daemon', benchTcp.file)) });
@@ -170,6 +189,13 @@ entries.push({ key: 'bare', label: 'bare poller, same reads', ...(await bareFor(
 if (CONFIGS.has('default')) {
   entries.push({ key: 'default', label: 'iogate, built-in simulated controller (in-process boards and owserver)', sims: [], ...(await daemonWith('default', null)) });
   entries.push({ key: 'bareDefault', label: 'bare poller, same reads as the built-in controller', ...(await bareFor('default', defaultPlan)) });
+}
+for (const [start, suffix, how] of OTHER_STARTS) {
+  const tcp = await benchConfigOverTcp(`bench-${start}`);
+  entries.push({ key: `daemon${suffix}`, label: `iogate, bench config, ${how}`, sims: tcp.sims, ...(await daemonWith(`daemon${suffix}`, tcp.file, { start })) });
+  if (CONFIGS.has('default')) {
+    entries.push({ key: `default${suffix}`, label: `iogate, built-in controller, ${how}`, sims: [], ...(await daemonWith(`default${suffix}`, null, { start })) });
+  }
 }
 if (args.baseline) {
   const baselineTcp = await benchConfigOverTcp('baseline');
@@ -276,6 +302,18 @@ const rangeOf = (values) => `${fmt(Math.min(...values), 2)}–${fmt(Math.max(...
 out(`CPU per poll, iogate (bench config) / bare poller: ${fmt(ratio, 2)}× (rounds ${rangeOf(roundRatios('daemon', 'bare'))})`);
 if (byKey.default) out(`CPU per poll, iogate (built-in controller) / bare poller: ${fmt(defaultRatio, 2)}× (rounds ${rangeOf(roundRatios('default', 'bareDefault'))})`);
 if (byKey.baseline) out(`CPU per poll, baseline build / iogate (bench config): ${fmt(ratioOf('baseline', 'daemon'), 2)}× (rounds ${rangeOf(roundRatios('baseline', 'daemon'))}); baseline / bare poller: ${fmt(ratioOf('baseline', 'bare'), 2)}×`);
+// Private memory by how the daemon is started: what a copied bundle gets against the unit.
+const anon = (key) => byKey[key]?.memory.anonMb;
+const startFigures = (prefix) =>
+  [['unit', prefix === 'daemon' ? 'daemon' : 'default', "the unit's options"], ...OTHER_STARTS.map(([start, suffix, how]) => [start, `${prefix}${suffix}`, how])]
+    .filter(([, key]) => byKey[key])
+    .map(([, key, how]) => `${how} ${fmt(anon(key), 1)} MB${key === 'daemon' || key === 'default' ? '' : ` (CPU per poll ${fmt(ratioOf(key, prefix), 2)}× the unit's)`}`)
+    .join('; ');
+if (OTHER_STARTS.length > 0) {
+  out();
+  out(`RssAnon idle (largest over the rounds), bench config: ${startFigures('daemon')}`);
+  if (byKey.default) out(`RssAnon idle (largest over the rounds), built-in controller: ${startFigures('default')}`);
+}
 if (ALLOCATION_S > 0) {
   for (const row of summary) {
     if (row.topAllocations.length === 0) continue;
@@ -301,6 +339,12 @@ const result = {
     : {}),
   ...(args['scan-hz'] ? { scan_hz: Number(args['scan-hz']) } : {}),
   ...(byKey.baseline ? { baseline_cpu_ms_per_kpoll: round2(byKey.baseline.runMsPerKpoll), baseline_ratio: round2(ratioOf('baseline', 'bare')) } : {}),
+  // RssAnon idle, MB, by how the daemon was started (unit: the service unit's options).
+  anon_mb: Object.fromEntries(
+    ['daemon', 'daemonPlain', 'daemonProgram', 'default', 'defaultPlain', 'defaultProgram']
+      .filter((key) => byKey[key])
+      .map((key) => [{ daemon: 'unit', daemonPlain: 'plain', daemonProgram: 'program', default: 'default_unit', defaultPlain: 'default_plain', defaultProgram: 'default_program' }[key], round2(anon(key))]),
+  ),
   seconds: Math.round(measured),
   rounds: ROUNDS,
 };

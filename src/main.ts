@@ -1,3 +1,5 @@
+// First: sets V8's late flags before anything else allocates (src/memory/copy-and-run.ts).
+import './memory/v8-flags-first.js';
 import { parseArgs } from 'node:util';
 import { readCheckedConfig, type CheckOptions } from './runtime/checked-config.js';
 import { automationReferenceProblems } from './automations/references.js';
@@ -11,7 +13,7 @@ import { EXIT_CONFIG, EXIT_TEMPORARY, EXIT_USAGE } from './lifecycle/exit-codes.
 import { exitOnUnexpectedErrors } from './lifecycle/unexpected-error.js';
 import { createLogger, type LogLevel } from './logging/log.js';
 import { openLogFile, type LogFile } from './logging/log-file.js';
-import { exposeGcLate } from './memory/copy-and-run.js';
+import { exposeGcLate, setV8FlagsLate } from './memory/copy-and-run.js';
 import { ReloadTimeout, VerdictWriter, requestReload, verdictDirectory } from './lifecycle/reload-verdict.js';
 import { loadMallocTrim } from './memory/malloc-trim.js';
 import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
@@ -195,8 +197,10 @@ function main(): void {
   const trimThresholdSetLate = process.env['MALLOC_TRIM_THRESHOLD_'] === undefined && 'trim' in trimAddon && trimAddon.setTrimThreshold();
   log.info(`iogate ${VERSION_TEXT} (node ${process.version}) starting with ${config.file ?? 'the built-in configuration'}`);
   for (const warning of warnings) log.warn(warning);
-  if (gcExposedLate || trimThresholdSetLate) {
-    const late = [gcExposedLate ? 'gc()' : '', trimThresholdSetLate ? "glibc's 64 KB trim threshold" : ''].filter(Boolean).join(' and ');
+  // Already set by ./memory/v8-flags-first.js, before the modules ran: this only returns which.
+  const v8FlagsSetLate = setV8FlagsLate();
+  if (gcExposedLate || trimThresholdSetLate || v8FlagsSetLate.length > 0) {
+    const late = [...v8FlagsSetLate, gcExposedLate ? 'gc()' : '', trimThresholdSetLate ? "glibc's 64 KB trim threshold" : ''].filter(Boolean).join(', ');
     log.info(`memory: started without the service unit's node options; set ${late} at run time (run the bundle itself, ./iogate.js, for the rest)`);
   }
   // The threshold set late holds only for frees from now on: what start-up freed

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import { mallocTrimFile } from '../deploy/native-addon.mjs';
+import { endWithThisProcess } from '../test/helpers/orphan-guard.mjs';
 
 export const BENCH_DIR = fileURLToPath(new URL('.', import.meta.url));
 export const BUNDLE = fileURLToPath(new URL('../dist/iogate.js', import.meta.url));
@@ -256,17 +257,13 @@ export function withPrivateState(config) {
   return file;
 }
 
-const spawned = new Set();
 /**
- * Servers and simulators a bench started are stopped when it exits, a failed one included.
- * Those started here are reaped already; a bench passes the processes it spawns itself.
+ * Servers and simulators a bench started are stopped when it exits, however it ends (a failed
+ * one, or one killed, included). Those started here are reaped already; a bench passes the
+ * processes it spawns itself. The tests' helpers do the same with the same code.
  */
 export function reapAtExit(child) {
-  // SIGKILL: a daemon stopped by SIGTERM would save its state into a temp directory being removed.
-  if (spawned.size === 0) process.on('exit', () => spawned.forEach((started) => started.kill('SIGKILL')));
-  spawned.add(child);
-  child.once('exit', () => spawned.delete(child));
-  return child;
+  return endWithThisProcess(child);
 }
 
 /**

@@ -18,7 +18,7 @@ import { ReloadTimeout, VerdictWriter, requestReload, verdictDirectory } from '.
 import { loadMallocTrim } from './memory/malloc-trim.js';
 import { collectAfterBursts, exposedGc } from './memory/quiet-gc.js';
 import { keepTickObjectShape } from './memory/tick-shape.js';
-import { readPlanOf } from './runtime/runtime.js';
+import { readPlanOf } from './runtime/planned-reads.js';
 import { createService } from './runtime/service.js';
 import { ControlSetupError } from './control/output-control.js';
 import { startStatsLine } from './logging/stats-line.js';

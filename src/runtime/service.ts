@@ -18,6 +18,7 @@ import type { Config } from '../config/types.js';
 import { RequestError } from '../registry/request-error.js';
 import type { Logger } from '../logging/log.js';
 import { buildRuntime, unitKey, type CoreReloadReport, type ReloadableRuntime } from './runtime.js';
+import { ReloadQueue } from './reload-queue.js';
 import { SHUTDOWN_BOUND_MS, shutDown } from '../lifecycle/shutdown.js';
 import { TrendStore } from '../trends/trend-store.js';
 import { VERSION_TEXT } from '../lifecycle/version.js';
@@ -407,30 +408,15 @@ export function createService(options: ServiceOptions): Service {
     }
   }
 
-  // One reload at a time: a request during a reload waits for it and then reads the file again.
-  // Requests that arrive while one already waits share it: it reads the file as they would, so a
-  // storm of SIGHUPs costs at most two reloads, not one each.
-  let reloading: Promise<unknown> = Promise.resolve();
-  let waiting: Promise<ReloadReport> | undefined;
+  // One reload at a time, and those asked for meanwhile share the next (see reload-queue.ts).
+  const reloads = new ReloadQueue(applyReload);
   function reload(actor: Actor = SERVICE_MANAGER): Promise<ReloadReport> {
-    const run = coalescedReload();
+    const run = reloads.request();
     // Each caller's own entry: two reloads asked for at once are two entries with one outcome.
     run.then(
       (report) => audit(actor, 'config', {}, `ok: ${report.summary}`),
       (error: unknown) => audit(actor, 'config', {}, auditResult(error)),
     );
-    return run;
-  }
-
-  function coalescedReload(): Promise<ReloadReport> {
-    if (waiting) return waiting;
-    const run = reloading.then(begin, begin);
-    function begin(): Promise<ReloadReport> {
-      if (waiting === run) waiting = undefined;
-      return applyReload();
-    }
-    waiting = run;
-    reloading = run.catch(() => undefined);
     return run;
   }
 
@@ -532,7 +518,7 @@ export function createService(options: ServiceOptions): Service {
         log.info(`listening on ${tlsFront ? 'https' : 'http'}://${config.apis.address}:${listening.port}`);
       })();
       // A SIGHUP during start-up waits for it.
-      reloading = run.catch(() => undefined);
+      reloads.waitFor(run);
       return run;
     },
     reload,

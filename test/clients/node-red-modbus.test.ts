@@ -11,6 +11,7 @@ import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import { addPalette, installNodeRed, NODE_RED_MAIN } from './node-red-home.js';
 import { eventually } from './rig.js';
+import { endWithThisProcess } from '../helpers/orphan-guard.mjs';
 
 // node-red-contrib-modbus (from npm, unmodified) in a real Node-RED as a
 // master of iogate's Modbus TCP server (apis.modbus_server): its
@@ -145,7 +146,7 @@ apis:
   diagnostics: { enabled: false }, externalModules: { autoInstall: false, palette: { allowInstall: false } },
   logging: { console: { level: 'info', metrics: false, audit: false } } };\n`,
     );
-    nodeRed = spawn(process.execPath, [NODE_RED_MAIN, '--userDir', userDir, '--settings', join(userDir, 'settings.js')], { stdio: ['ignore', 'pipe', 'pipe'] });
+    nodeRed = endWithThisProcess(spawn(process.execPath, [NODE_RED_MAIN, '--userDir', userDir, '--settings', join(userDir, 'settings.js')], { stdio: ['ignore', 'pipe', 'pipe'] }));
     nodeRed.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
     nodeRed.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
     await eventually(() => /Started flows/.test(log), `Node-RED starting\n${log}`, 60_000);

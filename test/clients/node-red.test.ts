@@ -9,6 +9,7 @@ import { freePort } from '../interop/free-port.js';
 import { installNodeRed, NODE_RED_MAIN } from './node-red-home.js';
 import { clientsMissing, eventually, NODE_RED_NODES, startRig, type Rig } from './rig.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { endWithThisProcess } from '../helpers/orphan-guard.mjs';
 
 // Unipi's Node-RED nodes (node-red-contrib-unipi-evok, unmodified) in a real
 // Node-RED, connected to iogate through nginx with deploy/nginx-iogate.conf.
@@ -87,9 +88,9 @@ describe("Unipi's Node-RED nodes through nginx with deploy/nginx-iogate.conf", {
   diagnostics: { enabled: false }, externalModules: { autoInstall: false, palette: { allowInstall: false } },
   logging: { console: { level: 'info', metrics: false, audit: false } } };\n`,
     );
-    nodeRed = spawn(process.execPath, [NODE_RED_MAIN, '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
+    nodeRed = endWithThisProcess(spawn(process.execPath, [NODE_RED_MAIN, '--userDir', userDir, '--settings', join(userDir, 'settings.js')], {
       stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    }));
     nodeRed.stdout!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
     nodeRed.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
     await eventually(() => /Started flows/.test(log), `Node-RED starting its flows\n${log}`, 60_000);

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { endWithThisProcess } from '../helpers/orphan-guard.mjs';
 
 // The daemon under fuzz: the built bundle, started as the service unit starts
 // it (its node options and environment, read from deploy/iogate.service the
@@ -43,11 +44,11 @@ interface ServiceSettings {
 export async function startDaemon(bundle: string, configFile: string, cwd: string, onFailure: (reason: string) => void): Promise<WatchedDaemon> {
   const service = (await import(new URL('../../bench/common.mjs', import.meta.url).href)) as ServiceSettings;
   const nodeOptions = service.serviceNodeOptions();
-  const child = spawn(process.execPath, [...nodeOptions, bundle, '--port', '0', '--config', configFile], {
+  const child = endWithThisProcess(spawn(process.execPath, [...nodeOptions, bundle, '--port', '0', '--config', configFile], {
     cwd,
     env: { ...service.inheritedEnvironment(), ...service.serviceEnvironment() },
     stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  }));
   let output = '';
   let stopping = false;
   let reported = false;

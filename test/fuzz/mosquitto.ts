@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { freePort } from '../interop/free-port.js';
 import { sleep } from './common.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { endWithThisProcess } from '../helpers/orphan-guard.mjs';
 
 // Mosquitto for the MQTT part of the fuzz: on loopback, anonymous, no
 // persistence, with its default message size limit (256 MB), so a huge
@@ -26,7 +27,7 @@ export async function startMosquitto(): Promise<Broker> {
   const dir = tempDir('iogate-fuzz-mosquitto-');
   const conf = join(dir, 'mosquitto.conf');
   writeFileSync(conf, `listener ${port} 127.0.0.1\nallow_anonymous true\npersistence false\nlog_dest stderr\nlog_type error\n`);
-  const child = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = endWithThisProcess(spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] }));
   child.stderr!.resume();
   const deadline = Date.now() + 5000;
   while (Date.now() < deadline && child.exitCode === null) {

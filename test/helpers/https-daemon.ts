@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { BUNDLE } from './spawn-daemon.js';
+import { endWithThisProcess } from './orphan-guard.mjs';
 
 // The built daemon with `apis.tls` on: started on a free port, found by its
 // `listening on https://` line (spawnDaemon looks for http:// only).
@@ -15,7 +16,7 @@ export interface HttpsDaemon {
 }
 
 export async function startHttpsDaemon(config: string, dir: string): Promise<HttpsDaemon> {
-  const child = spawn(process.execPath, [BUNDLE, '--config', config, '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = endWithThisProcess(spawn(process.execPath, [BUNDLE, '--config', config, '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   child.stderr!.setEncoding('utf8');
   const port = await new Promise<number>((resolve, reject) => {

@@ -5,6 +5,7 @@ import { connect, createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { tempDir } from './temp-dir.js';
+import { endWithThisProcess } from './orphan-guard.mjs';
 
 // Eclipse Mosquitto on a free loopback port, and its command-line clients
 // (mosquitto_sub, mosquitto_pub) as the test's eyes and hands: what a user's
@@ -68,7 +69,7 @@ export class Mosquitto {
 
   /** Starts the broker (again, on the same port) and waits until it accepts connections. */
   async restart(): Promise<void> {
-    this.broker = spawn(MOSQUITTO, ['-c', this.confFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+    this.broker = endWithThisProcess(spawn(MOSQUITTO, ['-c', this.confFile], { stdio: ['ignore', 'ignore', 'pipe'] }));
     const deadline = Date.now() + 5000;
     while (Date.now() < deadline) {
       const accepting = await new Promise<boolean>((resolve) => {
@@ -124,9 +125,9 @@ export class Subscriber {
 
   constructor(port: number, filter: string | string[], clientArgs: string[] = []) {
     const filters = (Array.isArray(filter) ? filter : [filter]).flatMap((one) => ['-t', one]);
-    this.child = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(port), ...clientArgs, '-q', '1', ...filters, '-F', '%t\t%r\t%p'], {
+    this.child = endWithThisProcess(spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(port), ...clientArgs, '-q', '1', ...filters, '-F', '%t\t%r\t%p'], {
       stdio: ['ignore', 'pipe', 'ignore'],
-    });
+    }));
     let buffered = '';
     this.child.stdout!.setEncoding('utf8');
     this.child.stdout!.on('data', (chunk: string) => {

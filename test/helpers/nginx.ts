@@ -6,6 +6,7 @@ import { userInfo } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../interop/free-port.js';
 import { tempDir } from './temp-dir.js';
+import { endWithThisProcess } from './orphan-guard.mjs';
 
 // nginx (Debian's nginx-light) as a child process of the test: in the
 // foreground, as the current user, with its prefix, pid file, logs and temp
@@ -55,11 +56,11 @@ http {
 `,
   );
   const errorLog = join(dir, 'error.log');
-  const child: ChildProcess = spawn(
+  const child: ChildProcess = endWithThisProcess(spawn(
     NGINX,
     ['-p', `${dir}/`, '-e', errorLog, '-c', join(dir, 'nginx.conf'), '-g', `daemon off; pid ${join(dir, 'nginx.pid')}; error_log ${errorLog} notice;`],
     { stdio: ['ignore', 'ignore', 'pipe'] },
-  );
+  ));
   let stderr = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => (stderr += chunk));

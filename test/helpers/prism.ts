@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { appendFileSync, existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../interop/free-port.js';
+import { endWithThisProcess } from './orphan-guard.mjs';
 
 // The API tap of the interop and client suites: with IOGATE_PRISM naming a
 // Prism binary (.ci/prism.sh installs a pinned one), the HTTP traffic a test
@@ -65,7 +66,7 @@ interface RunningPrism {
 async function startPrism(binary: string, document: string, upstream: string, name: Violation['document'], errors: boolean): Promise<RunningPrism> {
   const port = await freePort();
   const args = ['proxy', document, upstream, '--host', '127.0.0.1', '--port', String(port), ...(errors ? ['--errors'] : [])];
-  const child: ChildProcess = spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } });
+  const child: ChildProcess = endWithThisProcess(spawn(binary, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' } }));
   const violations: Violation[] = [];
   let output = '';
   let lastRequest = '(before any request)';

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
+import { endWithThisProcess } from './orphan-guard.mjs';
 
 // A virtual null-modem cable: socat joins two ptys, reachable under stable
 // symlink paths, so a test can unplug the "cable" (stop socat) and plug it
@@ -13,9 +14,9 @@ export interface PtyPair {
 }
 
 export async function startPtyPair(a: string, b: string): Promise<PtyPair> {
-  const child = spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], {
+  const child = endWithThisProcess(spawn('socat', ['-d', '-d', `pty,raw,echo=0,link=${a}`, `pty,raw,echo=0,link=${b}`], {
     stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  }));
   let output = '';
   await new Promise<void>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

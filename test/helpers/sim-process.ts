@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
+import { endWithThisProcess } from './orphan-guard.mjs';
 
 // Runs the bundled simulator (dist/iogate-sim.js) and waits until it serves.
 
@@ -25,7 +26,7 @@ export interface SimProcess {
 /** `prefix`: a command the simulator runs under, e.g. `ip netns exec <name>` (it must exec, so the PID is the simulator's). */
 export async function startSim(args: string[], bundle = SIM_BUNDLE, prefix: string[] = []): Promise<SimProcess> {
   const argv = [...prefix, process.execPath, bundle, ...args];
-  const child = spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = endWithThisProcess(spawn(argv[0]!, argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'] }));
   let output = '';
   await new Promise<void>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

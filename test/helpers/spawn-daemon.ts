@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { assertConfinedArgs } from './confined-config.js';
 import { startTap } from './prism.js';
 import { tempDir } from './temp-dir.js';
+import { endWithThisProcess } from './orphan-guard.mjs';
 
 // Runs the built daemon (dist/iogate.js) as a real process and waits for its
 // "listening on" line, so tests talk to it exactly as a user's client would.
@@ -48,7 +49,7 @@ export interface DaemonExit {
  * runs in a fresh directory unless told, so nothing it saves lands in the clone.
  */
 export async function runDaemonToExit(args: string[], { cwd = tempDir('iogate-cwd-') }: { cwd?: string } = {}): Promise<DaemonExit> {
-  const child = spawn(process.execPath, [BUNDLE, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = endWithThisProcess(spawn(process.execPath, [BUNDLE, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] }));
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -85,7 +86,7 @@ export async function spawnDaemon(
   const argv = [...prefix, node, ...nodeOptions, bundle, ...(filePort ? [] : ['--port', '0']), ...args];
   const dir = cwd ?? tempDir('iogate-cwd-');
   // Without a configuration the daemon keeps its state under $XDG_STATE_HOME: one per daemon, as the cwd is.
-  const child = spawn(argv[0]!, argv.slice(1), { cwd: dir, env: { ...process.env, XDG_STATE_HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = endWithThisProcess(spawn(argv[0]!, argv.slice(1), { cwd: dir, env: { ...process.env, XDG_STATE_HOME: dir }, stdio: ['ignore', 'pipe', 'pipe'] }));
   let output = '';
   const listening = new Promise<string>((resolve, reject) => {
     child.stderr!.setEncoding('utf8');

@@ -9,6 +9,7 @@ import { get, list, postForm, type Loose } from '../helpers/http.js';
 import { spawnDaemon, type SpawnedDaemon } from '../helpers/spawn-daemon.js';
 import { freePort } from './free-port.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { endWithThisProcess } from '../helpers/orphan-guard.mjs';
 
 // The bundled daemon against Debian's owserver with its fake adapter (two
 // DS18B20, a DS2438 and a DS2408 whose readings change on every read):
@@ -32,9 +33,9 @@ let daemon: SpawnedDaemon;
  * loopback port. Resolves once it accepts connections.
  */
 async function startOwserver(): Promise<void> {
-  const child = spawn(OWSERVER, ['--foreground', '-c', join(dir, 'owfs.conf'), '-p', `127.0.0.1:${port}`, `--fake=${FAKE}`], {
+  const child = endWithThisProcess(spawn(OWSERVER, ['--foreground', '-c', join(dir, 'owfs.conf'), '-p', `127.0.0.1:${port}`, `--fake=${FAKE}`], {
     stdio: ['ignore', 'ignore', 'ignore'],
-  });
+  }));
   owserver = child;
   const deadline = Date.now() + 10_000;
   for (;;) {

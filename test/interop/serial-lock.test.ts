@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { SerialLink } from '../../src/transport/serial-link.js';
 import { startPtyPair } from '../helpers/pty-pair.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { endWithThisProcess } from '../helpers/orphan-guard.mjs';
 
 // A serial line another program holds (EVOK still running, a terminal
 // program): serialport says "Cannot lock port"; iogate says which program
@@ -23,7 +24,7 @@ test('a line held by another process: the message names it, in plain words', asy
     });
     setInterval(() => port.isOpen, 1000); // held until killed`;
   let after: () => Promise<void> = async () => undefined;
-  const holder = spawn(process.execPath, ['-e', holderScript, join(dir, 'a')], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] });
+  const holder = endWithThisProcess(spawn(process.execPath, ['-e', holderScript, join(dir, 'a')], { cwd: process.cwd(), stdio: ['ignore', 'pipe', 'inherit'] }));
   try {
     await once(holder.stdout!, 'data');
     const link = new SerialLink({ path: join(dir, 'a'), baudrate: 19200, parity: 'N', stopbits: 1 });

@@ -9,6 +9,7 @@ import { promisify } from 'node:util';
 import { BUNDLE } from '../helpers/spawn-daemon.js';
 import { SIMULATED_BUS, configFile } from '../helpers/http-call.js';
 import { nginxMissing, startNginx } from '../helpers/nginx.js';
+import { endWithThisProcess } from '../helpers/orphan-guard.mjs';
 
 // iogate's HTTPS port with a self-signed certificate, judged by tools that are
 // not Node: openssl reads and verifies the generated certificate, sslscan
@@ -31,7 +32,7 @@ describe('HTTPS against openssl, sslscan and curl', () => {
       'iogate-tls-interop-',
     );
     certFile = join(dir, 'state', 'tls', 'self-signed-cert.pem');
-    child = spawn(process.execPath, [BUNDLE, '--config', file, '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = endWithThisProcess(spawn(process.execPath, [BUNDLE, '--config', file, '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }));
     let output = '';
     child.stderr!.setEncoding('utf8');
     port = await new Promise<number>((resolve, reject) => {

@@ -10,7 +10,7 @@ import type { SparkplugTopics } from './topics.js';
 // runs 0..255 from the NBIRTH on: so NBIRTH restarts seq and forgets every
 // device, each online device gets a DBIRTH with its values and units, and a
 // DDEATH is sent whenever a device the host believes born goes away. The
-// session (edge-node.ts) decides when to be born; this says what a birth is.
+// node (edge-node.ts) decides when to be born; this says what a birth is.
 
 export interface MessageCounts {
   nodeBirths: number;

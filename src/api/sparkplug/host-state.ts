@@ -4,7 +4,7 @@ import type { QuietLog } from './quiet-log.js';
 // may publish garbage, and a retained STATE can be older than one already
 // seen on another server: only a well-formed STATE that is not older than
 // the newest one seen says whether the host is online. What the node then
-// does (birth, leave, wait) is the session's business, in edge-node.ts.
+// does (birth, leave, wait) is the node's business, in edge-node.ts.
 
 /** A STATE larger than this is not a host's `{"online", "timestamp"}`. */
 const MAX_STATE_BYTES = 1024;

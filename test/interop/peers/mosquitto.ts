@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { freePort } from '../free-port.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { endWithThisProcess } from '../../helpers/orphan-guard.mjs';
 
 // Debian's mosquitto as a test broker: one instance per call on a free
 // loopback port, no persistence, anonymous; it can be killed (SIGKILL, to play
@@ -51,7 +52,7 @@ export class Mosquitto {
   async run(): Promise<void> {
     if (this.running) return;
     this.output = '';
-    const child = spawn(MOSQUITTO, ['-c', this.confFile], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = endWithThisProcess(spawn(MOSQUITTO, ['-c', this.confFile], { stdio: ['ignore', 'ignore', 'pipe'] }));
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (chunk: string) => (this.output = (this.output + chunk).slice(-4000)));
     this.child = child;

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { endWithThisProcess } from '../../helpers/orphan-guard.mjs';
 
 // Runs pymodbus_slave.py under Debian's Python and talks to it over its
 // stdin/stdout command protocol.
@@ -15,7 +16,7 @@ export interface PymodbusPeer {
 }
 
 export async function startPymodbus(args: string[]): Promise<PymodbusPeer> {
-  const child = spawn('/usr/bin/python3', [SCRIPT, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = endWithThisProcess(spawn('/usr/bin/python3', [SCRIPT, ...args], { stdio: ['pipe', 'pipe', 'pipe'] }));
   let errors = '';
   child.stderr!.setEncoding('utf8');
   child.stderr!.on('data', (chunk: string) => (errors += chunk));

@@ -3,12 +3,13 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'node:test';
 import { SIM_BUNDLE } from '../../helpers/sim-process.js';
+import { endWithThisProcess } from '../../helpers/orphan-guard.mjs';
 
 // iogate-sim reads --model as the daemon reads `model:`: a board id, or a
 // product name that stands for its boards at consecutive slave ids.
 
 async function simLine(args: string[]): Promise<{ line: string; code: number | null }> {
-  const child = spawn(process.execPath, [SIM_BUNDLE, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = endWithThisProcess(spawn(process.execPath, [SIM_BUNDLE, ...args], { stdio: ['ignore', 'ignore', 'pipe'] }));
   let output = '';
   child.stderr!.setEncoding('utf8');
   const serving = new Promise<string>((resolve) => {

@@ -8,6 +8,7 @@ import { lateV8Flags, startOptions } from '../../../src/memory/copy-and-run.js';
 import { mallocTrimPath } from '../../../src/memory/malloc-trim.js';
 import { BUNDLE, spawnDaemon, untilShowingLog } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { endWithThisProcess } from '../../helpers/orphan-guard.mjs';
 
 // Copy and run: the bundle started without deploy/iogate.service gets the
 // unit's memory settings by itself, through its #! line when run as a program,
@@ -33,7 +34,7 @@ describe('copy and run', { timeout: 60_000 }, () => {
   });
 
   test('run as a program, the daemon runs under node with those settings', async () => {
-    const child = spawn(BUNDLE, ['--port', '0'], { cwd: tempDir('iogate-copy-run-'), stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = endWithThisProcess(spawn(BUNDLE, ['--port', '0'], { cwd: tempDir('iogate-copy-run-'), stdio: ['ignore', 'ignore', 'pipe'] }));
     try {
       let output = '';
       child.stderr!.setEncoding('utf8');

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { holdersOf, lockedPortError } from '../../../src/transport/serial-lock.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { endWithThisProcess } from '../../helpers/orphan-guard.mjs';
 
 // serialport's "Cannot lock port" said in plain words: which program holds
 // the line, found in /proc, or the command that finds it.
@@ -14,7 +15,7 @@ test('the program holding the line is named; other errors pass unchanged', async
   const line = join(tempDir('iogate-lock-'), 'ttyNS0');
   writeFileSync(line, '');
   // Another process with the "line" open, as EVOK would have it.
-  const holder = spawn(process.execPath, ['-e', `require('fs').openSync(${JSON.stringify(line)}, 'r'); console.log('open'); setInterval(() => {}, 1000)`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const holder = endWithThisProcess(spawn(process.execPath, ['-e', `require('fs').openSync(${JSON.stringify(line)}, 'r'); console.log('open'); setInterval(() => {}, 1000)`], { stdio: ['ignore', 'pipe', 'ignore'] }));
   try {
     await once(holder.stdout!, 'data');
     assert.deepEqual(holdersOf(line), [`node (pid ${holder.pid})`]);

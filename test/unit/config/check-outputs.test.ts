@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { BUNDLE, runDaemonToExit, spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { endWithThisProcess } from '../../helpers/orphan-guard.mjs';
 
 // `--check-config` resolves every output that covers and interlocks name, as
 // start-up does: what start-up refuses with exit 78 (which the unit does not
@@ -78,7 +79,7 @@ test('a relay in a cover and in an interlock too passes the check, and the daemo
 
 test('start-up refuses what the check refuses, with the same line, exit 78', async () => {
   const file = configFile(['covers:', ...cover('blind', 'ro/2_09', 'ro/2_08')]);
-  const child = spawn(process.execPath, [BUNDLE, '--port', '0', '--config', file], { cwd: tempDir('iogate-cwd-'), stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = endWithThisProcess(spawn(process.execPath, [BUNDLE, '--port', '0', '--config', file], { cwd: tempDir('iogate-cwd-'), stdio: ['ignore', 'ignore', 'pipe'] }));
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const [code] = (await once(child, 'exit')) as [number | null];

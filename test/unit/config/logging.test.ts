@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { openLogFile } from '../../../src/logging/log-file.js';
 import { BUNDLE, spawnDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
+import { endWithThisProcess } from '../../helpers/orphan-guard.mjs';
 
 // The start-up summary tells the log level in force, and `logging.file` is
 // really written (bounded), or said not to be.
@@ -40,7 +41,7 @@ test('--debug: the summary says DEBUG, and the log file gets the summary and the
 
 test('without --debug the configured level is shown and applies', async () => {
   const { dir, file } = configWithLogging('  level: WARNING');
-  const child = spawn(process.execPath, [BUNDLE, '--port', '0', '--config', file], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = endWithThisProcess(spawn(process.execPath, [BUNDLE, '--port', '0', '--config', file], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] }));
   let stderr = '';
   child.stderr!.setEncoding('utf8');
   // The summary is the last thing written at start-up; at WARNING the INFO "listening on" line is not.

@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import WebSocket from 'ws';
 import { BUNDLE } from '../../helpers/spawn-daemon.js';
 import { SIMULATED_BUS, configFile } from '../../helpers/http-call.js';
+import { endWithThisProcess } from '../../helpers/orphan-guard.mjs';
 
 // HTTPS and WSS on iogate's own port with certificates from files, against
 // node's TLS clients and the ws client: same routes, plain HTTP refused,
@@ -59,7 +60,7 @@ describe('HTTPS on the API port', { skip: !hasOpenssl && 'openssl is not install
     ({ dir } = configFile(['apis:', '  websocket: {enabled: true}', '  tls: {cert: tls.pem, key: tls.key}', SIMULATED_BUS].join('\n'), 'iogate-https-'));
     makeCertificate(dir, 'tls');
     ca = readFileSync(join(dir, 'tls.pem'));
-    child = spawn(process.execPath, [BUNDLE, '--config', join(dir, 'config.yaml'), '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = endWithThisProcess(spawn(process.execPath, [BUNDLE, '--config', join(dir, 'config.yaml'), '--port', '0'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] }));
     child.stderr!.setEncoding('utf8');
     await new Promise<void>((resolve, reject) => {
       child.stderr!.on('data', (chunk: string) => {

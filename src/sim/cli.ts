@@ -26,7 +26,7 @@ const USAGE = `Usage: iogate-sim --model MODEL --slave-id N [--model M2 --slave-
   --rtu PATH        serve Modbus RTU on this serial port (default 19200 8N1)
   --tcp HOST:PORT   serve Modbus TCP on this address (port 0 = any free port)
   --toggle-ms MS    step the digital inputs every MS ms (default 0: inputs stay still)
-  --control H:P     HTTP endpoint for tests: GET/POST /registers, GET /stats
+  --control H:P     HTTP endpoint for tests: GET/POST /registers, GET /stats, GET /connections
   --owserver H:P    serve simulated 1-Wire devices with the owserver protocol on this address
   --ow-devices LIST 1-Wire family codes, one device each (default 28,28,26: two DS18B20, one DS2438)
 `;
@@ -147,15 +147,20 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
 
+  // Made before the control API, which counts its connections; it listens below.
+  const tcpServer = options.tcp ? modbusTcpServer(simulation.boards) : undefined;
+  const connections = tcpServer
+    ? () => new Promise<number>((resolve) => tcpServer.getConnections((error, count) => resolve(error ? 0 : count)))
+    : undefined;
   if (options.control) {
-    const server = controlServer(simulation.boards);
+    const server = controlServer(simulation.boards, connections);
     const port = await listen(server, options.control);
     stoppers.push(() => server.close());
     // Tests wait for these lines rather than polling.
     process.stderr.write(`control on http://${options.control.host}:${port}\n`);
   }
-  if (options.tcp) {
-    const server = modbusTcpServer(simulation.boards);
+  if (options.tcp && tcpServer) {
+    const server = tcpServer;
     const port = await listen(server, options.tcp);
     stoppers.push(() => server.close());
     process.stderr.write(`serving ${units} on tcp ${options.tcp.host}:${port}\n`);

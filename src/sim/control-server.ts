@@ -41,9 +41,10 @@ const MAX_DELAY_MS = 60_000;
  */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
-export function controlServer(boards: ReadonlyMap<number, SimulatedBoard>): Server {
+/** `connections`: how many masters hold a Modbus TCP connection to the simulator now (absent without --tcp). */
+export function controlServer(boards: ReadonlyMap<number, SimulatedBoard>, connections?: () => Promise<number>): Server {
   const server = createServer((req, res) => {
-    handle(boards, req)
+    handle(boards, req, connections)
       .then((body) => reply(res, 200, body))
       .catch((error: Error) => reply(res, error instanceof BadRequest ? 400 : 500, { error: error.message }));
   });
@@ -51,8 +52,12 @@ export function controlServer(boards: ReadonlyMap<number, SimulatedBoard>): Serv
   return server;
 }
 
-async function handle(boards: ReadonlyMap<number, SimulatedBoard>, req: IncomingMessage): Promise<unknown> {
+async function handle(boards: ReadonlyMap<number, SimulatedBoard>, req: IncomingMessage, connections?: () => Promise<number>): Promise<unknown> {
   const url = new URL(req.url ?? '/', 'http://control');
+  // A master that leaves a connection open after it should have stopped (an old bus after a reload) shows here.
+  if (url.pathname === '/connections' && req.method === 'GET') {
+    return { modbus_tcp: connections ? await connections() : null };
+  }
   if (url.pathname === '/stats' && req.method === 'GET') {
     return Object.fromEntries([...boards].map(([unit, board]) => [unit, { requests: board.requests }]));
   }

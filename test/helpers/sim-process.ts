@@ -20,6 +20,8 @@ export interface SimProcess {
   inputChanges(unit: number, since?: number): Promise<Array<{ at: number; address: number; bit: number; on: boolean }>>;
   /** Make a board answer nothing (true) or answer again (false). */
   silence(unit: number, silent: boolean): Promise<void>;
+  /** Modbus TCP connections the simulator holds open now. */
+  connections(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -64,6 +66,10 @@ export async function startSim(args: string[], bundle = SIM_BUNDLE, prefix: stri
     async silence(unit, silent) {
       const response = await fetch(`${control()}/silence`, { method: 'POST', body: JSON.stringify({ unit, silent }) });
       if (!response.ok) throw new Error(await response.text());
+    },
+    async connections() {
+      const response = await fetch(`${control()}/connections`);
+      return ((await response.json()) as { modbus_tcp: number }).modbus_tcp;
     },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

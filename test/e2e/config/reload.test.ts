@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import WebSocket from 'ws';
 import { replaceFile } from '../../helpers/reload-storm.js';
+import { startSim } from '../../helpers/sim-process.js';
 import { spawnDaemon, type SpawnedDaemon } from '../../helpers/spawn-daemon.js';
 import { tempDir } from '../../helpers/temp-dir.js';
 
@@ -330,5 +331,27 @@ test('1-Wire: a rebuilt board bus rebuilds the 1-Wire bus whose owpower it holds
     assert.equal((await call(daemon.baseUrl, 'GET', `/json/${found!.dev}/outside`, { token: ADMIN })).status, 200);
   } finally {
     assert.equal(await daemon.stop(), 0);
+  }
+});
+
+test('a rebuilt Modbus TCP bus closes its old connection: the board sees one master, not two', async () => {
+  const sim = await startSim(['--model', '00', '--slave-id', '1', '--tcp', '127.0.0.1:0', '--control', '127.0.0.1:0']);
+  const tcpBus = (timeout: number) => ['  T:', '    type: MODBUSTCP', '    hostname: 127.0.0.1', `    port: ${sim.tcpPort}`, `    timeout: ${timeout}`, '    devices:', '      1: {model: "00", slave-id: 1, scan_frequency: 20}'];
+  const { daemon, file } = await startWith(configText({ buses: [bus('A', 200, [2]), tcpBus(200)] }));
+  try {
+    await waitFor(async () => (await sim.connections()) === 1);
+    for (const timeout of [300, 400]) {
+      replaceFile(file, configText({ buses: [bus('A', 200, [2]), tcpBus(timeout)] }));
+      const report = JSON.parse((await call(daemon.baseUrl, 'POST', '/config/reload', { token: ADMIN })).body).result;
+      assert.deepEqual(report.buses.restarted, ['modbus:T']);
+      // The new bus polls the board again; the old one has let its connection go (an old bus left
+      // running would keep polling beside it, the board answering two masters).
+      const served = (await (await fetch(`${sim.controlUrl}/stats`)).json()) as Record<string, { requests: number }>;
+      await waitFor(async () => ((await (await fetch(`${sim.controlUrl}/stats`)).json()) as typeof served)['1']!.requests > served['1']!.requests + 5);
+      await waitFor(async () => (await sim.connections()) === 1, 5_000);
+    }
+  } finally {
+    assert.equal(await daemon.stop(), 0);
+    await sim.stop();
   }
 });

@@ -210,7 +210,7 @@ test('a port change binds the new port before the old one closes; open connectio
   }
 });
 
-test('100 reloads under load: no request fails, no WebSocket client is dropped, memory stays flat', async () => {
+test('100 reloads under load: no request fails, no WebSocket client is dropped, memory stays flat', { timeout: 90_000 }, async () => {
   // Every other reload rebuilds bus B and changes the access settings (cors_origins, under auth) in place.
   const variants = [configText(), configText({ buses: [bus('A', 200, [1]), bus('B', 300, [2])], extra: ['    cors_origins: ["https://a.example"]'] })];
   const { daemon, file } = await startWith(variants[0]!, { asService: true });

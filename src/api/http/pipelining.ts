@@ -14,7 +14,10 @@ import type { Duplex } from 'node:stream';
 //
 // For a TCP socket a "turn" is one read: the requests one read brought arrive
 // together, and the handle's count of bytes read moves only with the next
-// read. Counting event-loop turns instead needed a setImmediate per turn to
+// read. libuv reads a socket again in the same event-loop turn only after a
+// read that filled its 64 KB buffer, which holds more than REQUESTS_PER_TURN
+// requests unless each is 16 KB or more, and then the connection is held: per
+// event-loop turn the bound is the same but for such large requests. Counting event-loop turns instead needed a setImmediate per turn to
 // see the turn end, on every GET: an Immediate object, its async id and a
 // libuv handle ref per turn, and a map for V8 to forget at every quiet
 // collection (bench:get, --trace-deopt: setImmediate, processImmediate and

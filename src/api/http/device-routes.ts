@@ -10,7 +10,7 @@ import { authorizeAgain, requestActor, type Authorizer } from '../access/auth.js
 import type { Actor } from '../../registry/audit-trail.js';
 import { clientGone } from './client-gone.js';
 import { parseFormBody, parseJsonObject, readBody } from './body.js';
-import { bufferEtag, deviceEtag } from './etag.js';
+import { bufferEtag, deviceReply } from './etag.js';
 import { sendError, sendJson, sendNoContent, sendRead, sendSuccessJson } from './respond.js';
 
 // `/rest/...` (form bodies) and `/json/...` (JSON bodies): the same devices,
@@ -95,8 +95,8 @@ function read(
   const problem = device.unavailable();
   if (problem) throw new RequestError(503, 'ModbusSlaveOffline', problem);
   if (property === undefined) {
-    const text = device.json();
-    sendRead(req, res, text, deviceEtag(device, text));
+    const reply = deviceReply(device, device.json());
+    sendRead(req, res, reply.bytes, reply.tag);
     return;
   }
   sendRead(req, res, `{${fieldJson(device, property)}}`);

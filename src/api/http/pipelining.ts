@@ -11,6 +11,19 @@ import type { Duplex } from 'node:stream';
 // wait in arrival order (their answers keep that order anyway: HTTP/1.1 sends
 // them in the order of the requests), the socket is not read meanwhile, and
 // the next few are routed on a later turn, after other clients had theirs.
+//
+// For a TCP socket a "turn" is one read: the requests one read brought arrive
+// together, and the handle's count of bytes read moves only with the next
+// read. libuv reads a socket again in the same event-loop turn only after a
+// read that filled its 64 KB buffer, which holds more than REQUESTS_PER_TURN
+// requests unless each is 16 KB or more, and then the connection is held: per
+// event-loop turn the bound is the same but for such large requests. Counting event-loop turns instead needed a setImmediate per turn to
+// see the turn end, on every GET: an Immediate object, its async id and a
+// libuv handle ref per turn, and a map for V8 to forget at every quiet
+// collection (bench:get, --trace-deopt: setImmediate, processImmediate and
+// Immediate deoptimized for "weak objects"). Bridges from the parking lot
+// are plain streams without a handle: for them the turn is still the
+// event-loop turn.
 
 /** Requests one connection gets routed in one event-loop turn. */
 export const REQUESTS_PER_TURN = 4;
@@ -57,7 +70,7 @@ function releaseReading(socket: Duplex): void {
 }
 
 interface Connection {
-  /** The turn its count is for. */
+  /** The read (or, for a bridge, the event-loop turn) its count is for: see turnOf. */
   turn: number;
   routed: number;
   waiting: Array<[IncomingMessage, ServerResponse]>;
@@ -79,17 +92,31 @@ function currentTurn(): number {
   return turn;
 }
 
+/** The libuv handle of a TCP socket, with its running count of bytes read. */
+interface CountingHandle {
+  bytesRead?: unknown;
+}
+
+/**
+ * Which turn a request of `socket` belongs to: for a TCP socket, its handle's
+ * count of bytes read (the same for every request of one read, larger for the
+ * next), else the event-loop turn (currentTurn). A socket is one kind for its
+ * whole life, so the two kinds of number never meet in one Connection.
+ */
+function turnOf(socket: Duplex): number {
+  const read = (socket as { _handle?: CountingHandle | null })._handle?.bytesRead;
+  return typeof read === 'number' ? read : currentTurn();
+}
+
 /** Wraps a request handler so each connection has at most REQUESTS_PER_TURN requests routed per turn. */
 export function takingTurns(handler: Handler): Handler {
   const connections = new WeakMap<Duplex, Connection>();
 
   const routeWaiting = (socket: Duplex, connection: Connection): void => {
+    // A turn of its own: the waiting requests are routed from an Immediate, after the loop's other I/O.
     connection.scheduled = false;
-    const now = currentTurn();
-    if (connection.turn !== now) {
-      connection.turn = now;
-      connection.routed = 0;
-    }
+    connection.turn = turnOf(socket);
+    connection.routed = 0;
     while (connection.waiting.length > 0 && connection.routed < REQUESTS_PER_TURN) {
       const [req, res] = connection.waiting.shift()!;
       connection.routed++;
@@ -107,7 +134,7 @@ export function takingTurns(handler: Handler): Handler {
 
   return (req, res) => {
     const socket = req.socket;
-    const now = currentTurn();
+    const now = turnOf(socket);
     let connection = connections.get(socket);
     if (!connection) connections.set(socket, (connection = { turn: now, routed: 0, waiting: [], scheduled: false }));
     if (connection.turn !== now) {

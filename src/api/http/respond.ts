@@ -11,7 +11,20 @@ export const CORS_HEADERS: Readonly<Record<string, string>> = {
   'Access-Control-Allow-Methods': 'POST, GET, OPTIONS',
 };
 
-type Headers = Readonly<Record<string, string | number>>;
+/**
+ * A reply's headers as node:http's flat raw list (name, value, name, value…),
+ * which writeHead takes as it is. Given an object, node:http walks its keys
+ * with a for-in and a hasOwnProperty call per key on every reply; the list it
+ * walks by index. Same headers, same order, same validation.
+ */
+type Headers = readonly string[];
+
+/** `fields` and `extra` as one frozen raw header list (see Headers). */
+function rawHeaders(fields: Readonly<Record<string, string>>, extra: Readonly<Record<string, string>>): Headers {
+  const list: string[] = [];
+  for (const [name, value] of Object.entries({ ...fields, ...extra })) list.push(name, value);
+  return Object.freeze(list);
+}
 
 /** The fixed headers of each kind of reply, built once per CORS decision rather than per request. */
 export interface ReplyHeaders {
@@ -50,7 +63,7 @@ function withLength(headers: ReplyHeaders, kind: 'json' | 'text', length: number
   let found = sized.get(length);
   if (found === undefined) {
     // Node reads these objects and never changes them; frozen, nothing else can either.
-    found = Object.freeze({ ...headers[kind], 'Content-Length': length });
+    found = rawHeaders(headers[kind], { 'Content-Length': String(length) });
     if (sized.size < MAX_SIZED_HEADERS) sized.set(length, found);
   }
   return found;
@@ -61,7 +74,7 @@ function withEtag(headers: ReplyHeaders, kind: 'json' | 'text', length: number, 
   const tagged = headers.tagged[kind];
   let found = tagged.get(etag);
   if (found === undefined) {
-    found = Object.freeze({ ...headers[kind], ETag: etag, 'Content-Length': length });
+    found = rawHeaders(headers[kind], { ETag: etag, 'Content-Length': String(length) });
     // Bodies change for ever (counters, analog values): start afresh rather than grow.
     if (tagged.size >= MAX_SIZED_HEADERS) tagged.clear();
     tagged.set(etag, found);
@@ -85,7 +98,7 @@ function headersOf(res: ServerResponse): ReplyHeaders {
 }
 
 export function sendJson(res: ServerResponse, status: number, body: string | Buffer): void {
-  res.writeHead(status, withLength(headersOf(res), 'json', Buffer.byteLength(body)));
+  res.writeHead(status, withLength(headersOf(res), 'json', Buffer.byteLength(body)) as string[]);
   res.end(body);
 }
 
@@ -109,13 +122,13 @@ export function sendRead(
     return;
   }
   if (typeof body === 'string' || Buffer.isBuffer(body)) {
-    res.writeHead(200, withEtag(headersOf(res), kind, Buffer.byteLength(body), etag));
+    res.writeHead(200, withEtag(headersOf(res), kind, Buffer.byteLength(body), etag) as string[]);
     res.end(body);
     return;
   }
   let length = 0;
   for (const chunk of body) length += chunk.length;
-  res.writeHead(200, withEtag(headersOf(res), kind, length, etag));
+  res.writeHead(200, withEtag(headersOf(res), kind, length, etag) as string[]);
   res.cork();
   for (let i = 0; i < body.length - 1; i++) res.write(body[i]);
   res.end(body[body.length - 1]);

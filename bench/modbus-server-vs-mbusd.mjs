@@ -23,6 +23,8 @@
 //                                optimising iogate's request path for seconds
 //        [--cpu-prof DIR]        iogate runs under node --cpu-prof, its profiles
 //                                in DIR (read them with bench/cpu-profile.mjs)
+//        [--bundle FILE]         iogate's bundle (default dist/iogate.js): another
+//                                build, to compare two in alternate runs
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -38,6 +40,7 @@ const { values } = parseArgs({
     only: { type: 'string', default: 'mbusd,off,on' },
     'warm-up': { type: 'string', default: '0.5' },
     'cpu-prof': { type: 'string' },
+    bundle: { type: 'string' },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -225,7 +228,7 @@ async function iogate(polling) {
         '',
       ].join('\n'),
     );
-    const daemon = spawnDaemon(config, httpPort, { nodeOptions: NODE_OPTIONS });
+    const daemon = spawnDaemon(config, httpPort, { nodeOptions: NODE_OPTIONS, ...(values.bundle ? { bundle: values.bundle } : {}) });
     try {
       await accepting(port, 'iogate');
       await sleep(2000);

@@ -21,8 +21,14 @@
 //        [--warm-up S]           one client's reads before measuring (default 0.5 s);
 //                                at a few hundred requests a second V8 is still
 //                                optimising iogate's request path for seconds
+//        [--warm-up-clients N]   the warm-up's clients (default 1); with the
+//                                measured number, V8 has seen the measured load
+//                                (requests waiting for the bus, ten sockets)
+//                                before the pass, not only one client's
 //        [--cpu-prof DIR]        iogate runs under node --cpu-prof, its profiles
 //                                in DIR (read them with bench/cpu-profile.mjs)
+//        [--bundle FILE]         iogate's bundle (default dist/iogate.js): another
+//                                build, to compare two in alternate runs
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -37,13 +43,16 @@ const { values } = parseArgs({
   options: { seconds: { type: 'string', default: '10' }, clients: { type: 'string', default: '10' }, baud: { type: 'string', default: '115200' },
     only: { type: 'string', default: 'mbusd,off,on' },
     'warm-up': { type: 'string', default: '0.5' },
+    'warm-up-clients': { type: 'string', default: '1' },
     'cpu-prof': { type: 'string' },
+    bundle: { type: 'string' },
   },
 });
 const SECONDS = Number(values.seconds);
 const CLIENTS = Number(values.clients);
 const BAUD = Number(values.baud);
 const WARM_UP_S = Number(values['warm-up']);
+const WARM_UP_CLIENTS = Number(values['warm-up-clients']);
 const ONLY = new Set(values.only.split(','));
 const NODE_OPTIONS = values['cpu-prof'] ? [...serviceNodeOptions(), '--cpu-prof', `--cpu-prof-dir=${values['cpu-prof']}`] : serviceNodeOptions();
 // Beside the clone, as the source of the peers the interop suite builds.
@@ -147,10 +156,13 @@ const FC3 = Buffer.from([3, 0, 0, 0, 2]);
 
 /** Runs the clients against a gateway on `port` (process `pid`); `line` counts the board's requests. */
 async function measure(name, port, pid, sim, extra = async () => ({})) {
-  await client(port, FC3, performance.now() + WARM_UP_S * 1000); // warm-up
-  const cpu0 = cpuSeconds(pid);
+  const warmUpUntil = performance.now() + WARM_UP_S * 1000;
+  await Promise.all(Array.from({ length: WARM_UP_CLIENTS }, () => client(port, FC3, warmUpUntil)));
+  // The simulator's count and the daemon's /metrics are read outside the measured CPU: the first
+  // /metrics makes the daemon compile its HTTP path, which is no part of the gateway's work.
   const served0 = await sim.served();
   const extra0 = await extra();
+  const cpu0 = cpuSeconds(pid);
   const started = performance.now();
   const until = started + SECONDS * 1000;
   const latencies = (await Promise.all(Array.from({ length: CLIENTS }, () => client(port, FC3, until)))).flat();
@@ -225,7 +237,7 @@ async function iogate(polling) {
         '',
       ].join('\n'),
     );
-    const daemon = spawnDaemon(config, httpPort, { nodeOptions: NODE_OPTIONS });
+    const daemon = spawnDaemon(config, httpPort, { nodeOptions: NODE_OPTIONS, ...(values.bundle ? { bundle: values.bundle } : {}) });
     try {
       await accepting(port, 'iogate');
       await sleep(2000);

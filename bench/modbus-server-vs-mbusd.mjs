@@ -29,6 +29,14 @@
 //                                in DIR (read them with bench/cpu-profile.mjs)
 //        [--bundle FILE]         iogate's bundle (default dist/iogate.js): another
 //                                build, to compare two in alternate runs
+//        [--together N]          N runs of mbusd and iogate (polling off) measured
+//                                AT THE SAME TIME, each in a process of its own
+//                                with its own line, simulator and clients, their
+//                                measured windows aligned (--measure-at): both
+//                                gateways see the same machine load, which on a
+//                                shared machine moves a one-after-the-other
+//                                ratio by more than the gap being measured.
+//                                Prints each run's ratio and the median.
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, writeFileSync } from 'node:fs';
@@ -46,6 +54,8 @@ const { values } = parseArgs({
     'warm-up-clients': { type: 'string', default: '1' },
     'cpu-prof': { type: 'string' },
     bundle: { type: 'string' },
+    together: { type: 'string' },
+    'measure-at': { type: 'string' },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -156,7 +166,8 @@ const FC3 = Buffer.from([3, 0, 0, 0, 2]);
 
 /** Runs the clients against a gateway on `port` (process `pid`); `line` counts the board's requests. */
 async function measure(name, port, pid, sim, extra = async () => ({})) {
-  const warmUpUntil = performance.now() + WARM_UP_S * 1000;
+  // --measure-at (wall clock, ms): the warm-up runs until then, so two processes measure the same window.
+  const warmUpUntil = values['measure-at'] ? performance.now() + (Number(values['measure-at']) - Date.now()) : performance.now() + WARM_UP_S * 1000;
   await Promise.all(Array.from({ length: WARM_UP_CLIENTS }, () => client(port, FC3, warmUpUntil)));
   // The simulator's count and the daemon's /metrics are read outside the measured CPU: the first
   // /metrics makes the daemon compile its HTTP path, which is no part of the gateway's work.
@@ -250,6 +261,42 @@ async function iogate(polling) {
       await stop(daemon.child);
     }
   });
+}
+
+/** One pass of this bench in a child process (`--only <pass>`); resolves with its result. */
+async function childPass(pass, binary, measureAt) {
+  const passArgs = process.argv.slice(2).filter((arg, i, all) => !['--together', '--only'].includes(arg) && !['--together', '--only'].includes(all[i - 1]) && !arg.startsWith('--together=') && !arg.startsWith('--only='));
+  const child = spawn(process.execPath, [fileURLToPath(import.meta.url), ...passArgs, '--only', pass, '--measure-at', String(measureAt)], {
+    env: { ...process.env, ...(binary ? { MBUSD: binary } : {}) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  reapAtExit(child);
+  let out = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk) => (out += chunk));
+  const [code] = await once(child, 'exit');
+  if (code !== 0) throw new Error(`the ${pass} pass exited with ${code}`);
+  return JSON.parse(out.trim().split('\n').pop()).results[0];
+}
+
+if (values.together) {
+  const runs = Number(values.together);
+  const binary = mbusdBinary();
+  if (!binary) throw new Error('--together needs mbusd: no source at ../shared/peers/mbusd and no $MBUSD');
+  const ratios = [];
+  for (let run = 1; run <= runs; run++) {
+    // Both start now; each warms up until the same moment (start-up of either takes a few seconds).
+    const measureAt = Date.now() + (Math.max(WARM_UP_S, 0) + 8) * 1000;
+    const [reference, ours] = await Promise.all([childPass('mbusd', binary, measureAt), childPass('off', binary, measureAt)]);
+    const ratio = ours.cpuMicrosPerRequest / reference.cpuMicrosPerRequest;
+    ratios.push(ratio);
+    process.stdout.write(
+      `run ${run}: mbusd ${fmt(reference.cpuMicrosPerRequest, 1)} µs/request at ${fmt(reference.requestsPerS)}/s, iogate (polling off) ${fmt(ours.cpuMicrosPerRequest, 1)} µs/request at ${fmt(ours.requestsPerS)}/s: ${fmt(ratio, 2)}× mbusd\n`,
+    );
+  }
+  const sorted = [...ratios].sort((a, b) => a - b);
+  const median = sorted[Math.floor((sorted.length - 1) / 2)] / 2 + sorted[Math.ceil((sorted.length - 1) / 2)] / 2;
+  process.stdout.write(`${JSON.stringify({ together: runs, clients: CLIENTS, seconds: SECONDS, ratios, median, min: sorted[0], max: sorted.at(-1) })}\n`);
+  process.exit(0);
 }
 
 const binary = ONLY.has('mbusd') ? mbusdBinary() : null;

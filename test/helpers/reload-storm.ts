@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import { renameSync, utimesSync, writeFileSync } from 'node:fs';
 import type { SpawnedDaemon } from './spawn-daemon.js';
 
@@ -45,9 +44,23 @@ export async function sighupStorm(daemon: SpawnedDaemon, file: string, count: nu
     while (reloadsApplied(daemon) === applied) {
       if (daemon.child.exitCode !== null || daemon.child.signalCode !== null) return;
       if (Date.now() > deadline) throw new Error(`reload ${i + 1} of the storm not applied within 10 s:\n${daemon.output().slice(-3000)}`);
-      await Promise.race([once(daemon.child.stderr!, 'data'), new Promise((resolve) => setTimeout(resolve, 20))]);
+      await moreOutput(daemon, 20);
     }
   }
+}
+
+/** Resolves at the daemon's next output or after `ms`, whichever comes first, leaving no listener behind. */
+function moreOutput(daemon: SpawnedDaemon, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const stderr = daemon.child.stderr!;
+    const done = () => {
+      clearTimeout(timer);
+      stderr.off('data', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    stderr.on('data', done);
+  });
 }
 
 function reloadsApplied(daemon: SpawnedDaemon): number {
@@ -69,7 +82,7 @@ export async function reloadsSettled(daemon: SpawnedDaemon, timeoutMs = 60_000):
     if (asked >= 0 && done > asked) return count(output, /configuration reloaded from|reload refused|reload failed/g);
     if (daemon.child.exitCode !== null || daemon.child.signalCode !== null) throw new Error(`the daemon exited (${daemon.child.exitCode ?? daemon.child.signalCode}):\n${output.slice(-4000)}`);
     if (Date.now() > deadline) throw new Error(`the last SIGHUP not dealt with after ${timeoutMs} ms:\n${output.slice(-4000)}`);
-    await Promise.race([once(daemon.child.stderr!, 'data'), new Promise((resolve) => setTimeout(resolve, 250))]);
+    await moreOutput(daemon, 250);
   }
 }
 

@@ -1,23 +1,13 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import { writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { startModbusServer, type ModbusServer } from '../../../src/api/modbus-server/server.js';
-import { brain00 } from '../../../src/boards/builtin/neuron.js';
-import { findModel } from '../../../src/boards/resolve.js';
-import { loadConfig } from '../../../src/config/load.js';
 import { createLogger } from '../../../src/logging/log.js';
 import { serveRequest } from '../../../src/modbus/slave.js';
-import { buildRuntime, type Runtime } from '../../../src/runtime/runtime.js';
-import { SimulatedBoard } from '../../../src/sim/simulated-board.js';
-import { modbusTcpServer } from '../../../src/sim/tcp-server.js';
-import { confinedYaml } from '../../helpers/confined-config.js';
-import { FaultyProxy } from '../../helpers/faulty-proxy.js';
+import type { Runtime } from '../../../src/runtime/runtime.js';
+import type { SimulatedBoard } from '../../../src/sim/simulated-board.js';
 import { until } from '../../helpers/in-process.js';
+import { startRuntimeBehindProxy, type ProxiedRuntime } from '../../helpers/proxied-runtime.js';
 import { RawModbusClient, pdu } from '../../helpers/raw-modbus-client.js';
-import { tempDir } from '../../helpers/temp-dir.js';
 
 // Clients that leave while their request is on the line or waits for it.
 // Each request is answered on its own connection with its own transaction id
@@ -31,43 +21,22 @@ const LINE_MS = 300;
 const log = createLogger('CRITICAL');
 
 let board: SimulatedBoard;
-let sim: ReturnType<typeof modbusTcpServer>;
-let proxy: FaultyProxy;
+let proxied: ProxiedRuntime;
 let runtime: Runtime;
 let server: ModbusServer;
 
 before(async () => {
-  board = new SimulatedBoard(brain00);
-  sim = modbusTcpServer(new Map([[1, board]])).listen(0, '127.0.0.1');
-  await once(sim, 'listening');
-  proxy = await FaultyProxy.start({ host: '127.0.0.1', port: (sim.address() as AddressInfo).port });
-  const file = join(tempDir('iogate-mbs-leaves-'), 'config.yaml');
-  writeFileSync(
-    file,
-    confinedYaml(`
-comm_channels:
-  LINE:
-    type: MODBUSTCP
-    hostname: 127.0.0.1
-    port: ${proxy.port}
-    timeout: 2000
-    devices:
-      1: {model: "00", slave-id: 1, scan_enabled: false}
-`),
-  );
-  runtime = buildRuntime(loadConfig({ file }).config, (name) => findModel(name, new Map()), log);
-  await runtime.start();
+  proxied = await startRuntimeBehindProxy('{model: "00", slave-id: 1, scan_enabled: false}', 'iogate-mbs-leaves-', ['timeout: 2000']);
+  ({ board, runtime } = proxied);
   server = await startModbusServer({ enabled: true, address: '127.0.0.1', port: 0, maxAgeMs: 0, virtualUnit: 250, write: true, allow: [] }, runtime, log);
   // max_age_ms 0: every read goes to the board. Only the clients' reads are held up: what the daemon asked at start-up has been answered.
   await until(() => runtime.slaves[0]!.bus.queuedPolls === 0, 'start-up reads to end');
-  proxy.delayMs.set(1, LINE_MS);
+  proxied.proxy.delayMs.set(1, LINE_MS);
 });
 
 after(async () => {
   await server?.stop();
-  await runtime?.stop();
-  await proxy?.stop();
-  sim?.close();
+  await proxied?.stop();
 });
 
 test('a client that leaves mid-request gets nothing, the one waiting behind a gone client is not sent, and the next client gets its own answer', async () => {

@@ -1,21 +1,10 @@
 import assert from 'node:assert/strict';
-import { once } from 'node:events';
-import type { AddressInfo } from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { startModbusServer, type ModbusServer } from '../../../src/api/modbus-server/server.js';
 import { DEFAULT_MAX_REQUESTS_PER_SECOND, REQUESTS_PER_TURN } from '../../../src/api/modbus-server/request-pacer.js';
-import { brain00 } from '../../../src/boards/builtin/neuron.js';
 import { createLogger } from '../../../src/logging/log.js';
-import { SimulatedBoard } from '../../../src/sim/simulated-board.js';
-import { modbusTcpServer } from '../../../src/sim/tcp-server.js';
-import { FaultyProxy } from '../../helpers/faulty-proxy.js';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { findModel } from '../../../src/boards/resolve.js';
-import { loadConfig } from '../../../src/config/load.js';
-import { buildRuntime, type Runtime } from '../../../src/runtime/runtime.js';
-import { confinedYaml } from '../../helpers/confined-config.js';
-import { tempDir } from '../../helpers/temp-dir.js';
+import type { Runtime } from '../../../src/runtime/runtime.js';
+import { startRuntimeBehindProxy } from '../../helpers/proxied-runtime.js';
 import { RawModbusClient, pdu } from '../../helpers/raw-modbus-client.js';
 
 // Polling keeps its rate while ten Modbus TCP clients read as fast as they
@@ -44,27 +33,10 @@ interface Bench {
 }
 
 async function bench(maxRequestsPerSecond?: number): Promise<Bench> {
-  const board = new SimulatedBoard(brain00);
-  const sim = modbusTcpServer(new Map([[1, board]])).listen(0, '127.0.0.1');
-  await once(sim, 'listening');
-  const proxy = await FaultyProxy.start({ host: '127.0.0.1', port: (sim.address() as AddressInfo).port });
-  proxy.delayMs.set(1, LINE_MS);
-  const file = join(tempDir('iogate-mbs-share-'), 'config.yaml');
-  writeFileSync(
-    file,
-    confinedYaml(`
-comm_channels:
-  LINE:
-    type: MODBUSTCP
-    hostname: 127.0.0.1
-    port: ${proxy.port}
-    devices:
-      1: {model: "00", slave-id: 1, scan_frequency: ${SCAN_HZ}}
-`),
-  );
+  const proxied = await startRuntimeBehindProxy(`{model: "00", slave-id: 1, scan_frequency: ${SCAN_HZ}}`, 'iogate-mbs-share-');
+  proxied.proxy.delayMs.set(1, LINE_MS);
+  const { runtime } = proxied;
   const log = createLogger('CRITICAL');
-  const runtime = buildRuntime(loadConfig({ file }).config, (name) => findModel(name, new Map()), log);
-  await runtime.start();
   const server = await startModbusServer(
     { enabled: true, address: '127.0.0.1', port: 0, maxAgeMs: 100, virtualUnit: 250, write: true, allow: [], maxRequestsPerSecond },
     runtime,
@@ -78,9 +50,7 @@ comm_channels:
     async close() {
       for (const client of clients) client.close();
       await server.stop();
-      await runtime.stop();
-      await proxy.stop();
-      sim.close();
+      await proxied.stop();
     },
   };
 }

@@ -33,7 +33,7 @@
 // --minimal-bare adds a second bare server that serves the same body with only
 // Content-Type and the CORS headers (no ETag, no Content-Length: node:http adds
 // Date, Connection and Keep-Alive and sends the body chunked): the least a
-// server can answer; its ratios (minimal / daemon) are in the JSON as *_vs_minimal.
+// server can answer; each daemon's ratios (minimal / daemon) are in the JSON as *_vs_minimal.
 //
 // Prints one line per round and server, a table, and one JSON line at the end:
 //   { ratio_throughput, ratio_cpu, node_flags, variants: { name: {…} }, … }
@@ -301,16 +301,20 @@ async function main() {
   const first = summary[servers[0].name];
   const minimal = servers.find((server) => server.name === 'minimal-bare');
   if (minimal) {
-    // Same-run ratios of the first daemon against the minimal bare server, round by round.
-    const perRound = servers[0].rounds.map((figures, i) => ({
-      throughput: figures.rps / minimal.rounds[i].rps,
-      cpu: minimal.rounds[i].cpuUsPerRequest / figures.cpuUsPerRequest,
-    }));
-    first.ratio_throughput_vs_minimal = round2(median(perRound.map((r) => r.throughput)));
-    first.ratio_throughput_vs_minimal_range = range(perRound.map((r) => r.throughput));
-    first.ratio_cpu_vs_minimal = round2(median(perRound.map((r) => r.cpu)));
-    first.ratio_cpu_vs_minimal_range = range(perRound.map((r) => r.cpu));
-    process.stdout.write(`${servers[0].name} / minimal bare server: throughput ${fmt(first.ratio_throughput_vs_minimal, 2)}×, CPU ${fmt(first.ratio_cpu_vs_minimal, 2)}×\n`);
+    // Same-run ratios of each daemon against the minimal bare server, round by round.
+    for (const server of servers) {
+      if (server === minimal) continue;
+      const perRound = server.rounds.map((figures, i) => ({
+        throughput: figures.rps / minimal.rounds[i].rps,
+        cpu: minimal.rounds[i].cpuUsPerRequest / figures.cpuUsPerRequest,
+      }));
+      const s = summary[server.name];
+      s.ratio_throughput_vs_minimal = round2(median(perRound.map((r) => r.throughput)));
+      s.ratio_throughput_vs_minimal_range = range(perRound.map((r) => r.throughput));
+      s.ratio_cpu_vs_minimal = round2(median(perRound.map((r) => r.cpu)));
+      s.ratio_cpu_vs_minimal_range = range(perRound.map((r) => r.cpu));
+      process.stdout.write(`${server.name} / minimal bare server: throughput ${fmt(s.ratio_throughput_vs_minimal, 2)}×, CPU ${fmt(s.ratio_cpu_vs_minimal, 2)}×\n`);
+    }
   }
   const line = {
     ratio_throughput: first.ratio_throughput,
